@@ -1,0 +1,35 @@
+"""Shared test fixtures: repository paths and a helper that compiles policy text."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from policyc.compiler import Compilation, compile_file
+
+REPO = Path(__file__).resolve().parents[1]
+POLICIES = REPO / "policies"
+GOLDEN = REPO / "golden"
+
+
+def shared_dir() -> Path:
+    """`../shared` beside the checkout (CI puts it there), or POLICYC_SHARED."""
+    return Path(os.environ.get("POLICYC_SHARED", REPO.parent / "shared"))
+
+
+def example_policies() -> list[Path]:
+    return sorted(POLICIES.glob("*.yaml"))
+
+
+@pytest.fixture
+def compile_text(tmp_path):
+    """Compile policy text written to a temporary policy.yaml (diagnostics name it 'policy.yaml')."""
+
+    def run(text: str, name: str = "policy.yaml") -> Compilation:
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        return compile_file(path, name)
+
+    return run
