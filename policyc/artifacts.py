@@ -1,0 +1,29 @@
+"""What backends produce: output files holding Kubernetes objects or text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from policyc.diagnostics import Path
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """One Kubernetes object and the policy paths it was built from (for `explain` and diagnostics)."""
+
+    obj: dict
+    sources: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """One output file: Kubernetes objects (a multi-document YAML file) or text (scripts, data)."""
+
+    path: str
+    manifests: tuple[Manifest, ...] = ()
+    text: str | None = None
+    synced: bool = False
+    """Part of what Argo CD applies: listed in kustomization.yaml and given a sync wave."""
+    template: bool = False
+    """A workload template for teams to copy; kept out of what Argo CD applies."""
+    executable: bool = False

@@ -1,0 +1,43 @@
+"""The Argo CD layer: sync waves, sync options for custom resources, and kustomization.yaml.
+
+Waves order creation: namespaces and priority classes first, then what lives in namespaces or
+configures a controller, then the scheduler's queues. Custom resources carry
+``SkipDryRunOnMissingResource=true`` so that a first sync does not fail before their CRDs exist.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+
+from policyc.artifacts import Artifact, Manifest
+from policyc.crd_schemas import crd_schema
+
+SYNC_WAVE = "argocd.argoproj.io/sync-wave"
+SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
+
+WAVES = {"Namespace": 0, "PriorityClass": 0, "ResourceQuota": 1, "LimitRange": 1, "ConfigMap": 1, "Queue": 2}
+
+
+def _annotate(m: Manifest) -> Manifest:
+    obj = copy.deepcopy(m.obj)
+    annotations = obj["metadata"].setdefault("annotations", {})
+    annotations[SYNC_WAVE] = str(WAVES[obj["kind"]])
+    if crd_schema(obj["apiVersion"], obj["kind"]) is not None:
+        annotations[SYNC_OPTIONS] = "SkipDryRunOnMissingResource=true"
+    obj["metadata"]["annotations"] = dict(sorted(annotations.items()))
+    return Manifest(obj, m.sources)
+
+
+def finalize(artifacts: list[Artifact]) -> list[Artifact]:
+    """Annotate what Argo CD applies and add the kustomization.yaml that lists it in dependency order."""
+    out = [replace(a, manifests=tuple(_annotate(m) for m in a.manifests)) if a.synced else a for a in artifacts]
+    synced = sorted(
+        (a for a in out if a.synced), key=lambda a: (min(WAVES[m.obj["kind"]] for m in a.manifests), a.path)
+    )
+    kustomization = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": [a.path for a in synced],
+    }
+    return [*out, Artifact("kustomization.yaml", (Manifest(kustomization),))]

@@ -1,0 +1,52 @@
+"""PriorityClass rules the API server enforces (user values at most 10^9, no 'system-' names, one default),
+and tenants that may not use the default class."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from policyc.diagnostics import Diagnostic, diag
+from policyc.ir import Cluster
+
+HIGHEST_USER_PRIORITY = 1_000_000_000
+
+
+def check(cluster: Cluster) -> Iterator[Diagnostic]:
+    defaults = [c for c in cluster.priority_classes if c.global_default]
+    for c in cluster.priority_classes:
+        if c.name.startswith("system-"):
+            yield diag(
+                "reserved-priority-class-name",
+                f"priority class '{c.name}' uses the reserved 'system-' prefix",
+                (*c.path, "name"),
+                hint=f"rename it, e.g. '{c.name.removeprefix('system-')}'",
+            )
+        elif c.value > HIGHEST_USER_PRIORITY:
+            yield diag(
+                "priority-value-out-of-range",
+                f"priority class '{c.name}' has value {c.value:,}, above the highest a user class may have "
+                f"({HIGHEST_USER_PRIORITY:,})",
+                (*c.path, "value"),
+                hint="values above 10^9 are reserved for system-cluster-critical and system-node-critical",
+            )
+    if defaults:
+        default = min(defaults, key=lambda c: c.path).name
+        for t in cluster.tenants:
+            if default in t.forbidden_priority_classes:
+                yield diag(
+                    "forbidden-default-priority",
+                    f"tenant '{t.name}' may not use '{default}', the default priority class, so its pods "
+                    "without a priorityClassName will be refused",
+                    (*t.path, "priorityClasses"),
+                    hint=f"allow '{default}' or make sure every pod of the tenant names a priority class",
+                )
+    if len(defaults) > 1:
+        first = min(defaults, key=lambda c: c.path)
+        for c in defaults:
+            if c is not first:
+                yield diag(
+                    "several-global-defaults",
+                    f"priority classes '{first.name}' and '{c.name}' are both globalDefault",
+                    (*c.path, "globalDefault"),
+                    hint="at most one priority class may be the default",
+                )

@@ -1,0 +1,21 @@
+"""Workload classes that cannot fit: more GPUs per pod than any node of the tier has."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from policyc.diagnostics import Diagnostic, diag
+from policyc.ir import Cluster
+
+
+def check(cluster: Cluster) -> Iterator[Diagnostic]:
+    for w in cluster.workloads:
+        sizes = [p.gpus_per_node for p in cluster.pools if p.tier == w.tier.name]
+        if sizes and w.gpus > max(sizes):
+            yield diag(
+                "workload-without-gpus-per-node",
+                f"workload '{w.name}' asks for {w.gpus} GPUs per pod, but nodes of tier '{w.tier.name}' "
+                f"have at most {max(sizes)}",
+                (*w.path, "gpus"),
+                hint=f"use gpus: {max(sizes)} or less per pod and more replicas",
+            )

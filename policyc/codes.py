@@ -1,0 +1,165 @@
+"""The catalogue of diagnostic codes.
+
+Every diagnostic policyc reports carries one of these stable codes. Codes are never reused or renumbered;
+a retired code stays in the table, marked retired. The hundreds group the stage that finds the problem:
+
+- PC0xx  reading the file (YAML syntax, encoding, size, tags, duplicate keys)
+- PC1xx  shape of the policy (unknown fields, types, required fields, allowed values)
+- PC2xx  Kubernetes syntax of names, labels, taints and quantities
+- PC3xx  references between parts of the policy and uniqueness of names
+- PC4xx  meaning: quotas, queues, priorities, pools
+- PC9xx  the compiler's own output failed verification (a policyc bug, or a limit of the target)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+    NOTE = "note"
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+
+
+_RULES: tuple[Rule, ...] = (
+    # PC0xx: reading the file
+    Rule("PC001", "unreadable-file", Severity.ERROR, "The policy file cannot be read."),
+    Rule("PC002", "yaml-syntax", Severity.ERROR, "The file is not valid YAML."),
+    Rule("PC003", "duplicate-key", Severity.ERROR, "A mapping defines the same key twice."),
+    Rule("PC004", "multiple-documents", Severity.ERROR, "The file holds more than one YAML document."),
+    Rule("PC005", "empty-document", Severity.ERROR, "The file holds no policy."),
+    Rule(
+        "PC006",
+        "unsupported-yaml",
+        Severity.ERROR,
+        "The file uses a YAML feature policyc does not accept (tags, non-string keys).",
+    ),
+    Rule(
+        "PC007",
+        "input-too-large",
+        Severity.ERROR,
+        "The file, its nesting or its alias expansion exceeds policyc's input limits.",
+    ),
+    Rule("PC008", "encoding", Severity.ERROR, "The file is not UTF-8 text."),
+    # PC1xx: shape of the policy
+    Rule("PC101", "unknown-field", Severity.ERROR, "A field that the policy language does not define."),
+    Rule("PC102", "wrong-type", Severity.ERROR, "A value of the wrong type."),
+    Rule("PC103", "missing-field", Severity.ERROR, "A required field is missing."),
+    Rule("PC104", "invalid-value", Severity.ERROR, "A value outside the allowed set or range."),
+    Rule(
+        "PC105",
+        "unsupported-version",
+        Severity.ERROR,
+        "The Kubernetes version has no schemas to verify the output against.",
+    ),
+    # PC2xx: Kubernetes syntax
+    Rule("PC201", "invalid-name", Severity.ERROR, "A name that Kubernetes would reject."),
+    Rule("PC202", "invalid-label-key", Severity.ERROR, "A label or taint key that Kubernetes would reject."),
+    Rule("PC203", "invalid-label-value", Severity.ERROR, "A label or taint value that Kubernetes would reject."),
+    Rule("PC204", "invalid-quantity", Severity.ERROR, "A resource quantity that Kubernetes would reject."),
+    Rule("PC205", "invalid-node-pattern", Severity.ERROR, "A node name range that cannot be expanded."),
+    Rule("PC206", "invalid-resource-name", Severity.ERROR, "A resource name that Kubernetes would reject."),
+    Rule(
+        "PC207", "reserved-key", Severity.ERROR, "A label or taint key in a namespace that policyc or Kubernetes owns."
+    ),
+    # PC3xx: references and uniqueness
+    Rule("PC301", "duplicate-name", Severity.ERROR, "Two items of one list share a name."),
+    Rule("PC302", "unknown-gpu-tier", Severity.ERROR, "A reference to a GPU tier that is not defined."),
+    Rule("PC303", "unknown-tenant", Severity.ERROR, "A reference to a tenant that is not defined."),
+    Rule("PC304", "unknown-priority-class", Severity.ERROR, "A reference to a priority class that is not defined."),
+    Rule("PC305", "unknown-parent-queue", Severity.ERROR, "A queue parent that is not another tenant's queue."),
+    Rule("PC306", "unknown-namespace", Severity.ERROR, "A workload namespace that its tenant does not own."),
+    Rule(
+        "PC307", "node-in-two-pools", Severity.ERROR, "A node listed in two pools, or in a pool and the control plane."
+    ),
+    Rule("PC308", "product-without-tier", Severity.ERROR, "A pool's GPU product belongs to no GPU tier."),
+    Rule("PC309", "product-in-two-tiers", Severity.ERROR, "A GPU product is listed in two tiers."),
+    Rule("PC310", "namespace-in-two-tenants", Severity.ERROR, "Two tenants claim the same namespace."),
+    Rule(
+        "PC311",
+        "priority-class-not-allowed",
+        Severity.ERROR,
+        "A workload uses a priority class its tenant may not use.",
+    ),
+    # PC4xx: meaning
+    Rule(
+        "PC401",
+        "quota-extended-resource-limit",
+        Severity.ERROR,
+        "A quota limits an extended resource (such as a GPU) other than through requests.",
+    ),
+    Rule(
+        "PC402", "guarantee-above-deserved", Severity.ERROR, "A queue guarantees more of a resource than it deserves."
+    ),
+    Rule(
+        "PC403",
+        "deserved-above-capability",
+        Severity.ERROR,
+        "A queue deserves more of a resource than its capability allows.",
+    ),
+    Rule(
+        "PC404",
+        "duplicate-resource",
+        Severity.ERROR,
+        "A resource map names the GPU both as 'gpu' and by its resource name.",
+    ),
+    Rule("PC405", "priority-value-out-of-range", Severity.ERROR, "A priority class value above what users may define."),
+    Rule(
+        "PC406",
+        "reserved-priority-class-name",
+        Severity.ERROR,
+        "A priority class name with the reserved 'system-' prefix.",
+    ),
+    Rule("PC407", "several-global-defaults", Severity.ERROR, "More than one priority class is globalDefault."),
+    Rule(
+        "PC408",
+        "reserved-queue-name",
+        Severity.ERROR,
+        "A tenant named like a queue Volcano creates itself ('root', 'default').",
+    ),
+    Rule(
+        "PC409",
+        "non-integer-quantity",
+        Severity.ERROR,
+        "A fractional quantity of a resource that only comes in whole units.",
+    ),
+    Rule(
+        "PC410",
+        "forbidden-default-priority",
+        Severity.WARNING,
+        "A tenant may not use the cluster's default priority class, so its pods must name one.",
+    ),
+    Rule(
+        "PC411",
+        "limit-range-inconsistent",
+        Severity.ERROR,
+        "A limit range whose default request exceeds its default limit, or similar.",
+    ),
+    Rule("PC412", "reserved-domain", Severity.ERROR, "The label domain is one Kubernetes reserves."),
+    Rule(
+        "PC413",
+        "workload-without-gpus-per-node",
+        Severity.ERROR,
+        "A workload asks for more GPUs per pod than any node of its tier has.",
+    ),
+    # PC9xx: output verification
+    Rule("PC901", "output-schema", Severity.ERROR, "An emitted object does not pass its Kubernetes or CRD schema."),
+)
+
+RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}
+BY_NAME: dict[str, Rule] = {rule.name: rule for rule in _RULES}
+
+
+def rule(name: str) -> Rule:
+    """The rule with the given kebab-case name (a KeyError here is a programming error)."""
+    return BY_NAME[name]

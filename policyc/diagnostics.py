@@ -1,0 +1,192 @@
+"""Diagnostics: what the compiler tells the user, where, and how it is rendered.
+
+A check creates a `Diagnostic` naming a path in the policy document (a tuple like
+``("spec", "nodePools", 2, "gpu", "product")``); the `Report` locates it in the source with the
+`SourceMap` of the file and owns the exit status. Rendering is one line per diagnostic:
+
+    policy.yaml:12:7: error PC302: workload 'llm' uses unknown GPU tier 'hi-perf'; did you mean 'high-perf'?
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from policyc.codes import RULES, Rule, Severity, rule
+
+Path = tuple[str | int, ...]
+
+_SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.NOTE: 2}
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    code: str
+    severity: Severity
+    message: str
+    path: Path = ()
+    hint: str | None = None
+    at_key: bool = False
+    """Point at the key of `path` rather than its value (unknown fields, duplicate keys)."""
+    related: Path | None = None
+    """Another place the message refers to; ``{line}`` in the hint becomes its line number."""
+    line: int | None = None
+    column: int | None = None
+
+    @property
+    def rule(self) -> Rule:
+        return RULES[self.code]
+
+
+def diag(
+    name: str,
+    message: str,
+    path: Path = (),
+    *,
+    hint: str | None = None,
+    at_key: bool = False,
+    related: Path | None = None,
+) -> Diagnostic:
+    """Create a diagnostic of the rule `name` (see `policyc.codes`)."""
+    r = rule(name)
+    return Diagnostic(r.code, r.severity, message, tuple(path), hint, at_key, related)
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
+    """A "did you mean 'x'?" hint for the closest candidate, or a list of the few valid ones."""
+    options = sorted(set(candidates))
+    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    if close:
+        return f"did you mean '{close[0]}'?"
+    if not options:
+        return None
+    if len(options) <= 6:
+        return "expected one of " + ", ".join(f"'{o}'" for o in options)
+    return None
+
+
+def pointer(path: Path) -> str:
+    """The JSON pointer (RFC 6901) of a document path."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def where(path: Path) -> str:
+    """How a message names a place in the policy: ``'nodePools[2].gpu'`` (the ``spec.`` is implied)."""
+    if not path:
+        return "the policy"
+    parts = path[1:] if path[0] == "spec" and len(path) > 1 else path
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return f"'{out}'"
+
+
+def describe_value(value: object, text: str | None = None) -> str:
+    """A value as a message names it: "the string 'x'", "the integer 8" (in its source `text` if known)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"the boolean {text or str(value).lower()}"
+    if isinstance(value, int):
+        return f"the integer {text or value}"
+    if isinstance(value, float):
+        return f"the number {text or repr(value)}"
+    if isinstance(value, str):
+        return f"the string '{value}'"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+class PolicyError(Exception):
+    """Raised by a stage that cannot go on; carries every diagnostic found so far."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic]):
+        super().__init__(f"{len(diagnostics)} diagnostic(s)")
+        self.diagnostics = list(diagnostics)
+
+
+@dataclass
+class Report:
+    """The diagnostics of one policy file, located in its source, sorted, and rendered."""
+
+    file: str
+    source_map: object | None = None  # policyc.load.SourceMap; untyped to keep this module import-light
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def extend(self, diagnostics: Iterable[Diagnostic]) -> None:
+        for d in diagnostics:
+            if self.source_map is not None:
+                if d.line is None:
+                    line, column = self.source_map.locate(d.path, at_key=d.at_key)
+                    d = replace(d, line=line, column=column)
+                if d.related is not None and d.hint:
+                    d = replace(d, hint=d.hint.replace("{line}", str(self.source_map.locate(d.related)[0])))
+            self.diagnostics.append(d)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity is Severity.ERROR]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity is Severity.WARNING]
+
+    @property
+    def failed(self) -> bool:
+        return any(d.severity is Severity.ERROR for d in self.diagnostics)
+
+    def sorted(self) -> list[Diagnostic]:
+        """Diagnostics in source order (file position, then severity, then code), without duplicates."""
+        seen: set[tuple] = set()
+        out = []
+        for d in sorted(
+            self.diagnostics, key=lambda d: (d.line or 0, d.column or 0, _SEVERITY_ORDER[d.severity], d.code, d.message)
+        ):
+            key = (d.line, d.column, d.code, d.message)
+            if key not in seen:
+                seen.add(key)
+                out.append(d)
+        return out
+
+    def summary(self) -> str:
+        e, w = len(self.errors), len(self.warnings)
+        parts = [f"{e} error{'s' if e != 1 else ''}"]
+        if w:
+            parts.append(f"{w} warning{'s' if w != 1 else ''}")
+        return f"{self.file}: " + ", ".join(parts)
+
+
+def render_text(report: Report) -> str:
+    """One line per diagnostic: ``FILE:LINE:COL: severity CODE: message; hint``."""
+    lines = []
+    for d in report.sorted():
+        loc = f"{report.file}:{d.line or 1}:{d.column or 1}"
+        text = d.message if not d.hint else f"{d.message}; {d.hint}"
+        lines.append(f"{loc}: {d.severity} {d.code}: {text}")
+    return "\n".join(lines)
+
+
+def to_json(reports: Sequence[Report]) -> str:
+    """A stable JSON document of every diagnostic of every report."""
+    items = []
+    for report in reports:
+        for d in report.sorted():
+            items.append(
+                {
+                    "file": report.file,
+                    "line": d.line or 1,
+                    "column": d.column or 1,
+                    "severity": str(d.severity),
+                    "code": d.code,
+                    "rule": d.rule.name,
+                    "message": d.message,
+                    "hint": d.hint,
+                    "path": pointer(d.path),
+                }
+            )
+    return json.dumps({"version": 1, "diagnostics": items}, indent=2, ensure_ascii=False)

@@ -1,0 +1,199 @@
+"""The resolved cluster: the intermediate representation every check and backend reads.
+
+Everything here is concrete: node ranges are expanded, references are objects, `gpu` is the GPU
+resource name, defaults are filled in, and lists are sorted by name so that the order of items in the
+policy file never changes the output. Each item keeps the document path it came from, for diagnostics
+and provenance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from policyc.diagnostics import Path
+from policyc.k8s.quantity import Quantity
+
+Resources = dict[str, Quantity]
+"""Resource name (cpu, memory, nvidia.com/gpu, ...) to quantity, sorted by name."""
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+    def to_dict(self) -> dict[str, str]:
+        out = {"key": self.key}
+        if self.value:
+            out["value"] = self.value
+        out["effect"] = self.effect
+        return out
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+
+
+@dataclass(frozen=True, slots=True)
+class LabelKeys:
+    """The node label and taint keys policyc owns under the policy's domain."""
+
+    domain: str
+
+    @property
+    def usage(self) -> str:
+        return f"{self.domain}/node.usage"
+
+    @property
+    def tier(self) -> str:
+        return f"{self.domain}/gpu.tier"
+
+    @property
+    def pool(self) -> str:
+        return f"{self.domain}/node.pool"
+
+    @property
+    def control_plane(self) -> str:
+        return f"{self.domain}/control-plane"
+
+    @property
+    def tenant(self) -> str:
+        return f"{self.domain}/tenant"
+
+
+GFD_PRODUCT = "nvidia.com/gpu.product"
+GFD_COUNT = "nvidia.com/gpu.count"
+GFD_MEMORY = "nvidia.com/gpu.memory"
+RDMA_LABEL = "feature.node.kubernetes.io/rdma.capable"
+
+
+@dataclass(frozen=True, slots=True)
+class Tier:
+    name: str
+    products: tuple[str, ...]
+    path: Path
+
+
+@dataclass(frozen=True, slots=True)
+class Pool:
+    name: str
+    usage: str
+    tier: str
+    product: str
+    gpus_per_node: int
+    gpu_memory: Quantity | None
+    nodes: tuple[str, ...]
+    labels: dict[str, str]
+    """Every label the node script sets on each node, sorted by key."""
+    taints: tuple[Taint, ...]
+    """Every taint the node script sets on each node, sorted by key."""
+    allocatable: Resources
+    gfd: bool
+    path: Path
+
+    @property
+    def gpus(self) -> int:
+        return self.gpus_per_node * len(self.nodes)
+
+
+@dataclass(frozen=True, slots=True)
+class PriorityClass:
+    name: str
+    value: int
+    global_default: bool
+    preemption_policy: str
+    description: str | None
+    path: Path
+
+
+@dataclass(frozen=True, slots=True)
+class Queue:
+    weight: int
+    guarantee: Resources
+    deserved: Resources
+    capability: Resources
+    reclaimable: bool
+    parent: str | None
+    priority: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Quota:
+    hard: dict[str, Quantity]
+    """ResourceQuota `spec.hard`: requests.*, limits.* and object counts, sorted by key."""
+
+
+@dataclass(frozen=True, slots=True)
+class LimitRange:
+    default: Resources
+    default_request: Resources
+    max: Resources
+    min: Resources
+
+
+@dataclass(frozen=True, slots=True)
+class Tenant:
+    name: str
+    namespaces: tuple[str, ...]
+    forbidden_priority_classes: tuple[str, ...]
+    """Priority classes the tenant may not use (their pods are refused by a zero-pods quota)."""
+    queue: Queue
+    quota: Quota | None
+    limit_range: LimitRange | None
+    path: Path
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    name: str
+    type: str
+    tenant: str
+    namespace: str
+    tier: Tier
+    gpus: int
+    replicas: int
+    kind: str
+    priority_class: str | None
+    image: str
+    cpu: Quantity | None
+    memory: Quantity | None
+    path: Path
+
+
+@dataclass(frozen=True, slots=True)
+class Scheduler:
+    backend: str
+    actions: tuple[str, ...]
+    queue_plugin: str
+    placement: str
+
+
+@dataclass(frozen=True)
+class Cluster:
+    name: str
+    source: str
+    """Base name of the policy file, for headers of generated files."""
+    kubernetes_version: str
+    keys: LabelKeys
+    gpu_resource: str
+    tiers: tuple[Tier, ...]
+    pools: tuple[Pool, ...]
+    control_plane_nodes: tuple[str, ...]
+    priority_classes: tuple[PriorityClass, ...]
+    scheduler: Scheduler
+    tenants: tuple[Tenant, ...]
+    workloads: tuple[Workload, ...]
+    complete: bool = True
+    """False when parsing dropped invalid items: totals over the cluster are then not trustworthy."""
+    tier_by_name: dict[str, Tier] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tier_by_name", {t.name: t for t in self.tiers})
+
+    def policy_key(self, resource: str) -> str:
+        """A resource as policies usually write it ('gpu' for the GPU resource), to locate diagnostics."""
+        return "gpu" if resource == self.gpu_resource else resource
+
+    @property
+    def control_plane_taint(self) -> Taint:
+        return Taint(self.keys.control_plane, "", "NoSchedule")

@@ -1,0 +1,321 @@
+"""Load a policy file: YAML text to plain data plus a source map of positions.
+
+ruamel.yaml composes the document into a node graph (with libyaml when ruamel.yaml.clib is installed);
+this module builds plain Python data from the nodes itself, so that it can see and report what a
+constructor would hide or choke on: every duplicate key, unsupported tags, non-string keys, alias
+bombs, and too-deep nesting. Scalars resolve by YAML 1.2 rules (``yes``/``on`` are strings, ``0123``
+is the integer 123). Merge keys (``<<``) are supported.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from policyc.diagnostics import Diagnostic, Path, PolicyError, diag
+
+MAX_FILE_BYTES = 8 * 1024 * 1024
+"""Policies above this size are rejected before parsing (a 5,000-node policy is well under 1 MiB)."""
+MAX_NODES = 500_000
+"""Upper bound on values built from one document, counting each expansion of an alias."""
+MAX_DEPTH = 64
+"""Deepest nesting of mappings and sequences accepted."""
+
+_T = "tag:yaml.org,2002:"
+_STR, _INT, _FLOAT, _BOOL, _NULL = _T + "str", _T + "int", _T + "float", _T + "bool", _T + "null"
+_MAP, _SEQ, _MERGE, _TIMESTAMP = _T + "map", _T + "seq", _T + "merge", _T + "timestamp"
+_NOT_UTF8_HINT = "save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8 policy.yaml)"
+
+
+@dataclass
+class SourceMap:
+    """Positions (1-based line and column) of every key and value of a loaded document."""
+
+    keys: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    values: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    texts: dict[Path, str] = field(default_factory=dict)
+    """The source text of every number and boolean, for hints such as 'quote it: "1.30"'."""
+    rejected: set[Path] = field(default_factory=set)
+    """Values already reported as unusable (loaded as null): later stages stay quiet about them."""
+
+    def locate(self, path: Path, *, at_key: bool = False) -> tuple[int, int]:
+        """Position of `path`, or of its nearest ancestor present in the document (for missing fields)."""
+        path = tuple(path)
+        if at_key and path in self.keys:
+            return self.keys[path]
+        while path:
+            if path in self.values:
+                return self.values[path]
+            if path in self.keys:
+                return self.keys[path]
+            path = path[:-1]
+        return self.values.get((), (1, 1))
+
+
+@dataclass
+class Document:
+    """A loaded policy document."""
+
+    file: str
+    data: Any
+    source_map: SourceMap
+    diagnostics: list[Diagnostic]
+
+
+def _fatal(name: str, message: str, line: int = 1, column: int = 1, hint: str | None = None) -> PolicyError:
+    return PolicyError([_located(diag(name, message, hint=hint), line, column)])
+
+
+def load_file(path: str | os.PathLike[str], display_name: str | None = None) -> Document:
+    """Read and load the policy at `path`; raises `PolicyError` when nothing usable can be loaded."""
+    name = display_name or os.fspath(path)
+    try:
+        size = os.stat(path).st_size
+        if size > MAX_FILE_BYTES:
+            hint = "5,000 nodes fit in well under 1 MiB with node ranges such as 'gpu-[001-500]'"
+            raise _fatal("input-too-large", f"the file is {size:,} bytes; policyc reads at most {MAX_FILE_BYTES:,}",
+                         hint=hint)  # fmt: skip
+        with open(path, "rb") as f:
+            raw = f.read(MAX_FILE_BYTES + 1)
+    except OSError as e:
+        raise _fatal("unreadable-file", f"cannot read the policy: {e.strerror or e}") from None
+    return load_bytes(raw, name)
+
+
+def load_bytes(raw: bytes, file: str) -> Document:
+    """Load a policy from bytes; raises `PolicyError` when nothing usable can be loaded."""
+    if len(raw) > MAX_FILE_BYTES:
+        raise _fatal("input-too-large", f"the input exceeds {MAX_FILE_BYTES:,} bytes")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line, column = _line_column(raw, e.start, b"\n")
+        raise _fatal(
+            "encoding", f"byte 0x{raw[e.start]:02x} is not valid UTF-8", line, column, _NOT_UTF8_HINT
+        ) from None
+    if "\x00" in text:
+        line, column = _line_column(text, text.index("\x00"), "\n")
+        raise _fatal("encoding", "the file contains a NUL byte", line, column, "is this a binary file?")
+    return _Builder(file).build(text)
+
+
+def _line_column(text: str | bytes, index: int, newline: str | bytes) -> tuple[int, int]:
+    return text.count(newline, 0, index) + 1, index - (text.rfind(newline, 0, index) + 1) + 1
+
+
+def _located(d: Diagnostic, line: int, column: int) -> Diagnostic:
+    return Diagnostic(d.code, d.severity, d.message, d.path, d.hint, d.at_key, None, line, column)
+
+
+def _pos(node: Any) -> tuple[int, int]:
+    mark = node.start_mark
+    return mark.line + 1, mark.column + 1
+
+
+class _Builder:
+    def __init__(self, file: str):
+        self.file = file
+        self.source_map = SourceMap()
+        self.diagnostics: list[Diagnostic] = []
+        self.count = 0
+        self.too_deep = False
+
+    def error(self, node: Any, name: str, message: str, hint: str | None = None) -> None:
+        self.diagnostics.append(_located(diag(name, message, hint=hint), *_pos(node)))
+
+    def build(self, text: str) -> Document:
+        from ruamel.yaml import YAML, YAMLError
+
+        too_deep = _flow_too_deep(text)  # libyaml's composer recurses in C: refuse before it overflows
+        if too_deep is not None:
+            raise _fatal("input-too-large", f"the document nests deeper than policyc accepts ({MAX_DEPTH} levels)",
+                         *_line_column(text, too_deep, "\n"))  # fmt: skip
+        try:
+            nodes = [n for n in YAML(typ="safe").compose_all(text) if n is not None]
+        except YAMLError as e:
+            raise PolicyError([_syntax_error(e, text)]) from None
+        if not nodes:
+            raise _fatal("empty-document", "the file holds no policy", hint="start from an example in policies/")
+        for extra in nodes[1:]:
+            line = _document_start(text, extra.start_mark.index)
+            self.diagnostics.append(
+                _located(
+                    diag(
+                        "multiple-documents",
+                        "the file holds more than one YAML document",
+                        hint="a policy file holds exactly one ClusterPolicy; split the documents into files",
+                    ),
+                    line,
+                    1,
+                )
+            )
+        root = nodes[0]
+        self.source_map.values[()] = _pos(root)
+        data = self.value(root, (), 0)
+        if self.count > MAX_NODES or self.too_deep:
+            raise PolicyError([d for d in self.diagnostics if d.code == "PC007"])
+        return Document(self.file, data, self.source_map, self.diagnostics)
+
+    def value(self, node: Any, path: Path, depth: int) -> Any:
+        self.count += 1
+        if self.count > MAX_NODES:
+            if self.count == MAX_NODES + 1:
+                self.error(
+                    node,
+                    "input-too-large",
+                    f"the document expands to more than {MAX_NODES:,} values",
+                    hint="is an alias ('*name') repeated many times over, as in a 'billion laughs' file?",
+                )
+            return None
+        if depth > MAX_DEPTH:
+            if not self.too_deep:
+                self.too_deep = True
+                self.error(
+                    node, "input-too-large", f"the document nests deeper than policyc accepts ({MAX_DEPTH} levels)"
+                )
+            return None
+        tag = node.tag
+        if tag == _MAP:
+            return self.mapping(node, path, depth)
+        if tag == _SEQ:
+            out = []
+            for i, item in enumerate(node.value):
+                self.source_map.values[(*path, i)] = _pos(item)
+                out.append(self.value(item, (*path, i), depth + 1))
+            return out
+        return self.scalar(node, path)
+
+    def mapping(self, node: Any, path: Path, depth: int) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        merges = []
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE:
+                merges.append(value_node)
+                continue
+            key = self.key(key_node)
+            if key is None:
+                continue
+            child = (*path, key)
+            if key in out:
+                first = self.source_map.keys[child][0]
+                self.error(
+                    key_node,
+                    "duplicate-key",
+                    f"duplicate key '{key}'",
+                    hint=f"it is first defined on line {first}; remove one of them",
+                )
+                continue
+            self.source_map.keys[child] = _pos(key_node)
+            self.source_map.values[child] = _pos(value_node)
+            out[key] = self.value(value_node, child, depth + 1)
+        for merge in merges:
+            for source in merge.value if merge.tag == _SEQ else [merge]:
+                if source.tag != _MAP:
+                    self.error(source, "unsupported-yaml", "a merge key ('<<') must merge a mapping")
+                    continue
+                for key_node, value_node in source.value:
+                    key = self.key(key_node)
+                    if key is None or key in out:
+                        continue
+                    child = (*path, key)
+                    self.source_map.keys[child] = _pos(key_node)
+                    self.source_map.values[child] = _pos(value_node)
+                    out[key] = self.value(value_node, child, depth + 1)
+        return out
+
+    def key(self, node: Any) -> str | None:
+        if node.tag == _STR:
+            return node.value
+        if isinstance(node.value, str):
+            self.error(
+                node, "unsupported-yaml", f"mapping key {node.value} is not a string", hint=f'quote it: "{node.value}"'
+            )
+        else:
+            self.error(node, "unsupported-yaml", "mapping keys must be plain strings")
+        return None
+
+    def scalar(self, node: Any, path: Path) -> Any:
+        tag, text = node.tag, node.value
+        if isinstance(text, list):  # a mapping or sequence with a custom tag
+            return self.reject(
+                node, path, f"YAML tag '{_short(tag)}' is not supported", "remove the tag; policies use plain YAML"
+            )
+        if tag == _STR:
+            return text
+        if tag == _NULL:
+            return None
+        self.source_map.texts[path] = text
+        if tag == _BOOL:
+            return text.lower() == "true"
+        if tag == _INT:
+            digits = text.replace("_", "")
+            sign = -1 if digits.startswith("-") else 1
+            body = digits.lstrip("+-")
+            base = {"0o": 8, "0x": 16, "0b": 2}.get(body[:2].lower(), 10)
+            return sign * int(body[2:] if base != 10 else body, base)
+        if tag == _FLOAT:
+            low = text.lower().replace("_", "")
+            if low.lstrip("+-") in (".inf", ".nan"):
+                return self.reject(
+                    node, path, f"{text} is not a finite number", f'quote it if it is a string: "{text}"'
+                )
+            return float(low)
+        if tag == _TIMESTAMP:
+            return self.reject(node, path, f"{text} is read as a date", f'quote it: "{text}"')
+        return self.reject(node, path, f"YAML tag '{_short(tag)}' is not supported",
+                           f'quote the value if it is a string: "{text}"')  # fmt: skip
+
+    def reject(self, node: Any, path: Path, message: str, hint: str) -> None:
+        self.error(node, "unsupported-yaml", message, hint=hint)
+        self.source_map.rejected.add(path)
+
+
+def _short(tag: str) -> str:
+    return "!!" + tag[len(_T) :] if tag.startswith(_T) else tag
+
+
+def _document_start(text: str, index: int) -> int:
+    """Line of the ``---`` that starts the document whose first node is at `index`."""
+    marker = text.rfind("\n---", 0, index)
+    return text.count("\n", 0, marker + 1) + 1
+
+
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _flow_too_deep(text: str) -> int | None:
+    """Index of the first flow bracket beyond `MAX_DEPTH` levels, counting every bracket (an upper bound)."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return None
+    depth = 0
+    for match in _BRACKET.finditer(text):
+        depth = depth + 1 if match.group() in "[{" else max(depth - 1, 0)
+        if depth > MAX_DEPTH:
+            return match.start()
+    return None
+
+
+def _syntax_error(e: Exception, text: str) -> Diagnostic:
+    mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+    line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+    problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+    context = getattr(e, "context", None)
+    context_mark = getattr(e, "context_mark", None)
+    message = f"{context}: {problem}" if context else problem
+    hint = None
+    if mark is not None and 0 <= mark.index < len(text) and text[mark.index] == "\t":
+        hint = "YAML does not allow tabs for indentation; indent with spaces"
+    elif context and context.startswith("while parsing a flow") and context_mark is not None:
+        opener = text[context_mark.index] if context_mark.index < len(text) else "["
+        hint = (f"the '{opener}' on line {context_mark.line + 1}, column {context_mark.column + 1} is never closed, "
+                "or an item is missing a comma")  # fmt: skip
+    elif "found duplicate anchor" in message:
+        hint = "give each anchor ('&name') a different name"
+    elif "found undefined alias" in message and mark is not None:
+        alias = re.match(r"\*[^\s,\]}]+", text[mark.index :])
+        name = f"'{alias.group()}'" if alias else "the alias"
+        message = f"{name} refers to no anchor"
+        hint = f"define the anchor ('&{alias.group()[1:] if alias else 'name'}') before the alias that uses it"
+    return _located(diag("yaml-syntax", message, hint=hint), line, column)

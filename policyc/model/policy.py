@@ -1,0 +1,277 @@
+"""The policy language, `policyc.io/v1alpha1` `ClusterPolicy`, as strict pydantic models.
+
+Strict means: unknown fields are errors, and values are never coerced between types (``gpus: "8"`` is a
+string, not the number 8). Field descriptions become the JSON Schema's descriptions, which editors show
+on hover.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from policyc.model.types import (
+    GpuProduct,
+    KubernetesVersion,
+    LabelKey,
+    LabelValue,
+    Name,
+    NodePattern,
+    Quantity,
+    ResourceMap,
+    SubdomainName,
+)
+
+API_VERSION = "policyc.io/v1alpha1"
+KIND = "ClusterPolicy"
+
+Usage = Literal["training", "inference", "hybrid"]
+WorkloadType = Literal["training", "inference"]
+TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+VolcanoAction = Literal[
+    "enqueue", "allocate", "backfill", "preempt", "reclaim", "gangpreempt", "gangreclaim", "shuffle"
+]
+WorkloadKind = Literal["VolcanoJob", "Deployment", "PyTorchJob"]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        strict=True,
+        alias_generator=to_camel,
+        validate_by_name=False,
+        validate_by_alias=True,
+    )
+
+
+class Metadata(Model):
+    name: Name = Field(description="Name of the policy; recorded in every generated file.")
+    description: str | None = Field(None, description="Free text for humans.")
+
+
+class ControlPlane(Model):
+    nodes: list[NodePattern] = Field(
+        min_length=1,
+        description=(
+            "Control-plane node names or ranges (e.g. cp-[1-3]). They get the taint "
+            "<domain>/control-plane:NoSchedule so that no workload of the policy lands on them."
+        ),
+    )
+
+
+class GpuTier(Model):
+    name: Name = Field(description="Tier name, written to the <domain>/gpu.tier node label.")
+    products: list[GpuProduct] = Field(
+        min_length=1,
+        description=(
+            "GPU products in this tier, as GPU Feature Discovery names them in nvidia.com/gpu.product "
+            "(e.g. NVIDIA-H100-80GB, NVIDIA-L4, Tesla-T4)."
+        ),
+    )
+    description: str | None = Field(None, description="Free text for humans.")
+
+
+class Gpu(Model):
+    product: GpuProduct = Field(description="GPU product of every node of the pool (e.g. NVIDIA-H100-80GB).")
+    count: int = Field(ge=1, le=64, description="GPUs per node.")
+    memory: Quantity | None = Field(None, description="Memory per GPU, e.g. 80Gi.")
+
+
+class Taint(Model):
+    key: LabelKey = Field(description="Taint key.")
+    value: LabelValue = Field("", description="Taint value (may be empty).")
+    effect: TaintEffect = Field(description="NoSchedule, PreferNoSchedule or NoExecute.")
+
+
+class NodePool(Model):
+    name: Name = Field(description="Pool name, written to the <domain>/node.pool node label.")
+    usage: Usage = Field(description=("training, inference, or hybrid (the overflow pool both kinds of work may use)."))
+    nodes: list[NodePattern] = Field(
+        min_length=1,
+        description=("Node names, or ranges with zero-padded bounds such as gpu-node-[01-16] or l4-[001-040]."),
+    )
+    gpu: Gpu = Field(description="The GPUs every node of the pool has.")
+    allocatable: ResourceMap = Field(
+        default_factory=dict,
+        description=("Allocatable resources per node (cpu, memory, ...), used for capacity checks."),
+    )
+    rdma: bool = Field(False, description="Nodes have RDMA: label feature.node.kubernetes.io/rdma.capable=true.")
+    gpu_feature_discovery: bool = Field(
+        True,
+        description=(
+            "GPU Feature Discovery runs on these nodes and owns the nvidia.com/gpu.* labels: the node script "
+            "checks them instead of setting them. Set false when the cluster has no GFD."
+        ),
+    )
+    labels: dict[LabelKey, LabelValue] = Field(
+        default_factory=dict, description=("Extra labels for every node of the pool (not under the policy's domain).")
+    )
+    taints: list[Taint] = Field(
+        default_factory=list,
+        description=(
+            "Extra taints for every node of the pool (not under the policy's domain). Workloads do not "
+            "tolerate them unless they say so."
+        ),
+    )
+    description: str | None = Field(None, description="Free text for humans.")
+
+
+class PriorityClass(Model):
+    name: SubdomainName = Field(description="PriorityClass name (the 'system-' prefix is reserved).")
+    value: int = Field(
+        ge=-2_147_483_648,
+        le=2_147_483_647,
+        description=("Priority value; higher runs first. At most 1000000000 for user classes."),
+    )
+    global_default: bool = Field(
+        False, description=("Pods without a priorityClassName get this class. At most one class may be the default.")
+    )
+    preemption_policy: Literal["PreemptLowerPriority", "Never"] = Field(
+        "PreemptLowerPriority", description="Never: pods of this class wait instead of preempting others."
+    )
+    description: str | None = Field(None, description="Shown by kubectl describe priorityclass.")
+
+
+class Scheduler(Model):
+    backend: Literal["volcano"] = Field("volcano", description="The batch scheduler the policy compiles for.")
+    actions: list[VolcanoAction] = Field(
+        default_factory=lambda: ["enqueue", "allocate", "preempt", "reclaim", "backfill"],
+        min_length=1,
+        description="Volcano scheduler actions, in the order they run each cycle.",
+    )
+    queue_plugin: Literal["proportion", "capacity"] = Field(
+        "proportion",
+        description=(
+            "proportion shares by queue weight; capacity shares by deserved and supports hierarchical queues."
+        ),
+    )
+    placement: Literal["binpack", "spread"] = Field(
+        "binpack",
+        description=("binpack fills GPU nodes before using empty ones; spread balances GPU use across nodes."),
+    )
+
+
+class Queue(Model):
+    weight: int = Field(1, ge=1, le=65535, description="Share of idle capacity (proportion plugin).")
+    guarantee: ResourceMap = Field(
+        default_factory=dict, description=("Resources reserved for this queue that other queues can never use.")
+    )
+    deserved: ResourceMap | None = Field(
+        None,
+        description=(
+            "Fair share (capacity plugin); defaults to the guarantee. Must be >= guarantee and <= capability."
+        ),
+    )
+    capability: ResourceMap = Field(default_factory=dict, description="Hard cap on what the queue may use.")
+    reclaimable: bool = Field(True, description="Whether other queues may reclaim what this queue borrowed.")
+    parent: Name | None = Field(
+        None, description=("Tenant whose queue is this queue's parent (hierarchical queues; capacity plugin only).")
+    )
+    priority: int | None = Field(
+        None, ge=0, le=2_147_483_647, description=("Queue priority: higher queues are served first and reclaimed last.")
+    )
+
+
+class Quota(Model):
+    requests: ResourceMap = Field(
+        default_factory=dict,
+        description=("Caps on the sum of requests per namespace (requests.<resource>); 'gpu' is the GPU resource."),
+    )
+    limits: ResourceMap = Field(
+        default_factory=dict,
+        description=(
+            "Caps on the sum of limits per namespace (limits.<resource>); not allowed for GPUs and other "
+            "extended resources, which Kubernetes quotas only by requests."
+        ),
+    )
+    objects: dict[str, Quantity] = Field(
+        default_factory=dict, description=("Object counts per namespace, e.g. pods: 200, count/jobs.batch: 50.")
+    )
+
+
+class LimitRange(Model):
+    default: ResourceMap = Field(default_factory=dict, description="Default container limits.")
+    default_request: ResourceMap = Field(default_factory=dict, description="Default container requests.")
+    max: ResourceMap = Field(default_factory=dict, description="Largest container limits allowed.")
+    min: ResourceMap = Field(default_factory=dict, description="Smallest container requests allowed.")
+
+
+class Tenant(Model):
+    name: Name = Field(description="Tenant name; also the name of its scheduler queue.")
+    namespaces: list[Name] = Field(min_length=1, description="Namespaces the tenant owns.")
+    priority_classes: list[str] | None = Field(
+        None,
+        description=(
+            "Priority classes the tenant may use; pods of any other class are refused by a zero-pods quota. "
+            "Omit to allow every class."
+        ),
+    )
+    queue: Queue = Field(default_factory=Queue, description="The tenant's scheduler queue.")
+    quota: Quota | None = Field(None, description="ResourceQuota applied to each of the tenant's namespaces.")
+    limit_range: LimitRange | None = Field(
+        None, description=("LimitRange (container defaults and bounds) for each of the tenant's namespaces.")
+    )
+    description: str | None = Field(None, description="Free text for humans.")
+
+
+class Workload(Model):
+    name: Name = Field(description="Workload class name; the template file is templates/<name>.yaml.")
+    type: WorkloadType = Field(description="training or inference: decides which pools it may use.")
+    tenant: str = Field(description="Tenant that runs it.")
+    namespace: str | None = Field(None, description="One of the tenant's namespaces; defaults to the first.")
+    gpu_tier: str = Field(description="GPU tier it must run on.")
+    gpus: int = Field(ge=1, le=64, description="GPUs per pod.")
+    replicas: int = Field(1, ge=1, le=100_000, description="Pods (workers) per job or deployment.")
+    kind: WorkloadKind | None = Field(
+        None,
+        description=(
+            "Object to template: VolcanoJob, Deployment or PyTorchJob. Defaults to VolcanoJob for training "
+            "and Deployment for inference."
+        ),
+    )
+    priority_class: str | None = Field(None, description="Priority class of its pods.")
+    image: str | None = Field(None, min_length=1, description="Container image for the template.")
+    cpu: Quantity | None = Field(None, description="CPU request per pod.")
+    memory: Quantity | None = Field(None, description="Memory request per pod.")
+
+
+class Spec(Model):
+    kubernetes_version: KubernetesVersion = Field(
+        description='Kubernetes minor version (e.g. "1.33") whose API schemas verify the output.'
+    )
+    domain: SubdomainName = Field(
+        description=("DNS prefix of the node labels and taints policyc owns, e.g. ai.example.com.")
+    )
+    gpu_resource: LabelKey = Field(
+        "nvidia.com/gpu", description=("Extended resource name of a GPU; 'gpu' in resource maps stands for it.")
+    )
+    control_plane: ControlPlane | None = Field(None, description="Control-plane nodes to keep workloads off.")
+    # "At least one" is checked when resolving (not here), so that a policy whose only pool is invalid
+    # still gets every other diagnostic; the schema still says minItems for editors.
+    gpu_tiers: list[GpuTier] = Field(
+        json_schema_extra={"minItems": 1}, description="GPU tiers, each a set of GPU products."
+    )
+    node_pools: list[NodePool] = Field(
+        json_schema_extra={"minItems": 1}, description="Node pools: nodes of one GPU product and usage."
+    )
+    priority_classes: list[PriorityClass] = Field(default_factory=list, description="PriorityClasses to create.")
+    scheduler: Scheduler = Field(default_factory=Scheduler, description="Batch scheduler settings.")
+    tenants: list[Tenant] = Field(default_factory=list, description="Teams sharing the cluster.")
+    workloads: list[Workload] = Field(
+        default_factory=list,
+        description=("Workload classes; each becomes a template carrying the right affinity and tolerations."),
+    )
+
+
+class ClusterPolicy(Model):
+    """A policyc cluster policy: pools, tiers, tenants, priorities and workload classes of one GPU cluster."""
+
+    model_config = ConfigDict(title="ClusterPolicy")
+
+    api_version: Literal["policyc.io/v1alpha1"] = Field(description="Always policyc.io/v1alpha1.")
+    kind: Literal["ClusterPolicy"] = Field(description="Always ClusterPolicy.")
+    metadata: Metadata
+    spec: Spec

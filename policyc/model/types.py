@@ -1,0 +1,210 @@
+"""Value types of the policy language: Kubernetes names, label keys and values, resource names, quantities.
+
+Each is an annotated type whose validator applies Kubernetes' own syntax rules (`policyc.k8s.names`,
+`policyc.k8s.quantity`) and whose JSON Schema carries the matching pattern, so editors flag mistakes
+as the compiler would. Validation failures raise `PydanticCustomError`s of type ``policyc`` whose
+context names the diagnostic rule and a fix-it hint; `policyc.parse` turns them into located diagnostics.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, PlainSerializer, PlainValidator, WithJsonSchema
+from pydantic_core import PydanticCustomError
+
+from policyc.diagnostics import describe_value, did_you_mean
+from policyc.k8s import names
+from policyc.k8s.quantity import Quantity as _Quantity
+from policyc.k8s.quantity import QuantityError
+from policyc.noderanges import NodeRangeError, expand
+
+DNS1123_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+DNS1123_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
+QUALIFIED_NAME = (
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+)
+QUANTITY = (
+    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|"
+    r"([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+)
+KUBERNETES_VERSION = r"^1\.[0-9]+$"
+
+GPU = "gpu"
+"""Shorthand resource name for the policy's `gpuResource`."""
+STANDARD_RESOURCES = ("cpu", "memory", "ephemeral-storage", "storage", GPU)
+
+
+def policy_error(rule: str, message: str, hint: str | None = None) -> PydanticCustomError:
+    """A validation error that `policyc.parse` reports under diagnostic rule `rule`."""
+    return PydanticCustomError("policyc", "{message}", {"rule": rule, "message": message, "hint": hint})
+
+
+def _syntax(check: Callable[[str], list[str]], rule: str, what: str,
+            fix: Callable[[str], str] | None = None) -> Callable[[str], str]:  # fmt: skip
+    """A validator applying a Kubernetes syntax check; `fix` proposes a corrected value for the hint."""
+
+    def validate(value: str) -> str:
+        problems = check(value)
+        if problems:
+            fixed = fix(value) if fix else None
+            hint = f"did you mean '{fixed}'?" if fixed and fixed != value and not check(fixed) else None
+            raise policy_error(rule, f"{what} '{value}' is invalid: {'; '.join(problems)}", hint)
+        return value
+
+    return validate
+
+
+def _as_dns_label(value: str) -> str:
+    return re.sub(r"[^a-z0-9-]+", "-", value.lower()).strip("-")
+
+
+def _as_gfd_product(value: str) -> str:
+    """GPU Feature Discovery's product label: characters outside [A-Za-z0-9-_. ] dropped, spaces as '-'."""
+    return re.sub(r"[^A-Za-z0-9\-_. ]", "", value).strip().replace(" ", "-")
+
+
+def _non_empty_label_value(value: str) -> list[str]:
+    return names.is_valid_label_value(value) if value else ["must not be empty"]
+
+
+def _resource_name(value: str) -> str:
+    if value in STANDARD_RESOURCES:
+        return value
+    if "/" not in value:
+        hint = did_you_mean(value, STANDARD_RESOURCES)
+        if hint is None or not hint.startswith("did you mean"):
+            hint = "use cpu, memory, ephemeral-storage, storage, gpu, or an extended resource such as example.com/foo"
+        raise policy_error("invalid-resource-name", f"unknown resource '{value}'", hint)
+    problems = names.is_qualified_name(value)
+    if problems:
+        raise policy_error("invalid-resource-name", f"resource name '{value}' is invalid: {'; '.join(problems)}")
+    return value
+
+
+_BYTE_SUFFIX = re.compile(r"^([0-9.]+)\s*([kKmMgGtTpPeE])(i?)[bB]?$")
+
+
+def _quantity_hint(text: str) -> str | None:
+    """A fix-it for the usual unit mistakes: 40GB, 40gb, 40gi, 8 Gi."""
+    match = _BYTE_SUFFIX.match(text.strip())
+    if not match:
+        return None
+    number, prefix, binary = match.groups()
+    decimal = "k" if prefix in "kK" else prefix.upper()
+    if binary:
+        return f"did you mean '{number}{prefix.upper()}i'?"
+    return f"did you mean '{number}{decimal}' (10^n bytes) or '{number}{prefix.upper()}i' (2^n bytes)?"
+
+
+def _quantity(value: Any) -> _Quantity:
+    if isinstance(value, _Quantity):
+        return value
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise policy_error("wrong-type", f"must be a quantity such as 8, 500m or 64Gi, not {describe_value(value)}")
+    try:
+        quantity = _Quantity.from_json(value)
+    except QuantityError as e:
+        raise policy_error("invalid-quantity", str(e), _quantity_hint(str(value))) from None
+    if quantity.is_negative():
+        raise policy_error("invalid-value", f"{value} is negative; quantities in a policy are never below zero")
+    return quantity
+
+
+def _node_pattern(value: str) -> str:
+    try:
+        expand(value)
+    except NodeRangeError as e:
+        raise policy_error("invalid-node-pattern", str(e), e.hint) from None
+    return value
+
+
+def _kubernetes_version(value: str) -> str:
+    if not re.match(KUBERNETES_VERSION, value):
+        match = re.match(r"^v?(1\.[0-9]+)(\.[0-9]+)?$", value.strip())
+        raise policy_error("invalid-value", f"'{value}' is not a Kubernetes minor version such as \"1.33\"",
+                           f"did you mean \"{match.group(1)}\"?" if match else None)  # fmt: skip
+    return value
+
+
+Name = Annotated[
+    str,
+    WithJsonSchema({"type": "string", "pattern": DNS1123_LABEL, "maxLength": 63}),
+    AfterValidator(_syntax(names.is_dns1123_label, "invalid-name", "name", _as_dns_label)),
+]
+"""A DNS-1123 label: pool, tier, tenant, workload and namespace names."""
+
+SubdomainName = Annotated[
+    str,
+    WithJsonSchema({"type": "string", "pattern": DNS1123_SUBDOMAIN, "maxLength": 253}),
+    AfterValidator(_syntax(names.is_dns1123_subdomain, "invalid-name", "name", _as_dns_label)),
+]
+"""A DNS-1123 subdomain: PriorityClass names and the label domain."""
+
+LabelKey = Annotated[
+    str,
+    WithJsonSchema({"type": "string", "pattern": QUALIFIED_NAME, "maxLength": 317}),
+    AfterValidator(_syntax(names.is_qualified_name, "invalid-label-key", "key")),
+]
+
+LabelValue = Annotated[
+    str,
+    WithJsonSchema({"type": "string", "pattern": LABEL_VALUE, "maxLength": 63}),
+    AfterValidator(_syntax(names.is_valid_label_value, "invalid-label-value", "value")),
+]
+
+GpuProduct = Annotated[
+    str,
+    WithJsonSchema({"type": "string", "pattern": LABEL_VALUE, "minLength": 1, "maxLength": 63}),
+    AfterValidator(_syntax(_non_empty_label_value, "invalid-label-value", "GPU product", _as_gfd_product)),
+]
+"""A GPU product as GPU Feature Discovery writes it into `nvidia.com/gpu.product` (e.g. NVIDIA-H100-80GB)."""
+
+KubernetesVersion = Annotated[
+    str,
+    WithJsonSchema({"type": "string", "pattern": KUBERNETES_VERSION}),
+    AfterValidator(_kubernetes_version),
+]
+
+ResourceName = Annotated[
+    str,
+    AfterValidator(_resource_name),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "description": "cpu, memory, ephemeral-storage, storage, gpu (the policy's gpuResource), or an "
+            "extended resource name such as example.com/foo",
+            "anyOf": [{"enum": list(STANDARD_RESOURCES)}, {"pattern": QUALIFIED_NAME}],
+        }
+    ),
+]
+
+Quantity = Annotated[
+    _Quantity,
+    PlainValidator(_quantity),
+    PlainSerializer(str, return_type=str),
+    WithJsonSchema(
+        {
+            "anyOf": [{"type": "string", "pattern": QUANTITY}, {"type": "number", "minimum": 0}],
+            "description": "A Kubernetes quantity, such as 8, 500m, 1.5 or 64Gi.",
+        }
+    ),
+]
+
+NodePattern = Annotated[
+    str,
+    AfterValidator(_node_pattern),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": r"^[a-z0-9.\[\]-]+$",
+            "description": "A node name, or a pattern with ranges such as gpu-node-[01-16].",
+        }
+    ),
+]
+
+ResourceMap = dict[ResourceName, Quantity]

@@ -1,0 +1,72 @@
+"""Node name ranges: ``gpu-node-[01-16]`` expands to gpu-node-01 ... gpu-node-16.
+
+A bound with a leading zero fixes the width (both bounds must then have the same number of digits);
+bounds without leading zeros expand unpadded (``h20-[1-8]``). A name may hold several ranges; they
+expand as nested loops, leftmost outermost. Every expanded name must be a valid Kubernetes node name.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from policyc.k8s import names
+
+MAX_NODES_PER_PATTERN = 100_000
+
+_RANGE = re.compile(r"\[(\d+)-(\d+)\]")
+
+
+class NodeRangeError(ValueError):
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.hint = hint
+
+
+def expand(pattern: str) -> list[str]:
+    """The node names a pattern stands for, in order; raises `NodeRangeError`."""
+    parts = _RANGE.split(pattern)
+    literals, bounds = parts[0::3], list(zip(parts[1::3], parts[2::3], strict=True))
+    for literal in literals:
+        if "[" in literal or "]" in literal:
+            raise NodeRangeError(
+                f"'{pattern}' has a malformed range",
+                hint="write ranges as [START-END] with decimal bounds, e.g. gpu-[01-16]",
+            )
+    ranges = []
+    total = 1
+    for lo, hi in bounds:
+        if (lo.startswith("0") and len(lo) > 1) or (hi.startswith("0") and len(hi) > 1):
+            if len(lo) != len(hi):
+                raise NodeRangeError(
+                    f"range [{lo}-{hi}] in '{pattern}' mixes widths",
+                    hint=f"zero-padded bounds need the same number of digits, e.g. "
+                    f"[{lo.zfill(len(hi))}-{hi.zfill(len(lo))}]",
+                )
+            width = len(lo)
+        else:
+            width = 0
+        start, end = int(lo), int(hi)
+        if start > end:
+            raise NodeRangeError(
+                f"range [{lo}-{hi}] in '{pattern}' is empty: {start} > {end}", hint=f"did you mean [{hi}-{lo}]?"
+            )
+        total *= end - start + 1
+        if total > MAX_NODES_PER_PATTERN:
+            raise NodeRangeError(f"'{pattern}' expands to more than {MAX_NODES_PER_PATTERN:,} nodes")
+        ranges.append([str(n).zfill(width) for n in range(start, end + 1)])
+    if not ranges:
+        out = [pattern]
+    else:
+        out = []
+        for combo in itertools.product(*ranges):
+            name = literals[0]
+            for number, literal in zip(combo, literals[1:], strict=True):
+                name += number + literal
+            out.append(name)
+    # Names of one pattern differ only in digits, so the first and the last (longest) decide validity.
+    for name in (out[0], out[-1]) if len(out) > 1 else out:
+        problems = names.is_dns1123_subdomain(name)
+        if problems:
+            raise NodeRangeError(f"node name '{name}' is invalid: {'; '.join(problems)}")
+    return out

@@ -1,0 +1,212 @@
+"""Parse loaded data into the policy model, turning every validation error into a located diagnostic.
+
+When some items of the named lists (pools, tiers, tenants, ...) are invalid, parsing drops those items
+and validates the rest again, so that later stages can still report their own problems in the same
+run. The names of dropped items are kept: a reference to one of them is not reported a second time.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from policyc.diagnostics import Diagnostic, Path, describe_value, diag, did_you_mean, where
+from policyc.load import SourceMap
+from policyc.model import ClusterPolicy
+
+NAMED_LISTS = ("gpuTiers", "nodePools", "priorityClasses", "tenants", "workloads")
+
+UNREADABLE_NAME = None
+"""Stands in `Parsed.dropped` for a dropped item whose name could not be read: any name may be it."""
+
+
+@dataclass
+class Parsed:
+    policy: ClusterPolicy | None
+    diagnostics: list[Diagnostic]
+    dropped: dict[str, set[str | None]] = field(default_factory=dict)
+    """Names of list items dropped for errors, per list ("tenants" -> {"team-a"})."""
+    kept: dict[str, list[int]] = field(default_factory=dict)
+    """For each named list, the index in the file of each item kept in `policy`."""
+
+    @property
+    def complete(self) -> bool:
+        """True when nothing was dropped: cluster-wide checks may trust the totals."""
+        return self.policy is not None and not any(self.dropped.values())
+
+    def source_path(self, list_name: str, index: int) -> Path:
+        """Document path of item `index` of `policy.spec.<list_name>`."""
+        kept = self.kept.get(list_name)
+        return ("spec", list_name, kept[index] if kept is not None else index)
+
+    def was_dropped(self, list_name: str, name: str) -> bool:
+        dropped = self.dropped.get(list_name, ())
+        return name in dropped or UNREADABLE_NAME in dropped
+
+
+def parse(data: Any, source_map: SourceMap | None = None) -> Parsed:
+    """Validate `data` against the policy model, dropping invalid named-list items to go on."""
+    try:
+        return Parsed(ClusterPolicy.model_validate(data), [])
+    except ValidationError as e:
+        errors = e.errors(include_url=False)
+    source_map = source_map or SourceMap()
+    diagnostics = [_diagnostic(err, source_map) for err in errors if not _already_reported(err, source_map)]
+    drop: dict[str, set[int]] = {}
+    for err in errors:
+        loc = err["loc"]
+        if len(loc) >= 3 and loc[0] == "spec" and loc[1] in NAMED_LISTS and isinstance(loc[2], int):
+            drop.setdefault(loc[1], set()).add(loc[2])
+        else:
+            return Parsed(None, diagnostics)
+    spec = dict(data["spec"])
+    dropped: dict[str, set[str | None]] = {}
+    kept: dict[str, list[int]] = {}
+    for list_name, indices in drop.items():
+        items = spec[list_name]
+        kept[list_name] = [i for i in range(len(items)) if i not in indices]
+        spec[list_name] = [items[i] for i in kept[list_name]]
+        dropped[list_name] = {_name(items[i]) for i in indices}
+    try:
+        policy = ClusterPolicy.model_validate({**data, "spec": spec})
+    except ValidationError:  # an error only visible once items are gone
+        return Parsed(None, diagnostics)
+    return Parsed(policy, diagnostics, dropped, kept)
+
+
+def _name(item: Any) -> str | None:
+    name = item.get("name") if isinstance(item, dict) else None
+    return name if isinstance(name, str) else UNREADABLE_NAME
+
+
+def _already_reported(err: dict, source_map: SourceMap) -> bool:
+    """An error about a value the loader rejected (and reported) already."""
+    loc = tuple(err["loc"])
+    return any(loc[:n] in source_map.rejected for n in range(len(loc) + 1))
+
+
+_TYPE_NAMES = {
+    "string_type": "a string",
+    "int_type": "an integer",
+    "bool_type": "true or false",
+    "float_type": "a number",
+    "list_type": "a list",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+    "int_from_float": "an integer",
+}
+_RANGE = {"greater_than_equal": ">=", "less_than_equal": "<=", "greater_than": ">", "less_than": "<"}
+
+
+def _diagnostic(err: dict, source_map: SourceMap) -> Diagnostic:
+    kind, loc, value, ctx = err["type"], tuple(err["loc"]), err.get("input"), err.get("ctx") or {}
+    at_key = False
+    if loc and loc[-1] == "[key]":
+        loc, at_key = loc[:-1], True
+    place = where(loc)
+    if kind == "policyc":
+        return diag(ctx["rule"], f"{place}: {ctx['message']}", loc, hint=ctx.get("hint"), at_key=at_key)
+    if kind == "extra_forbidden":
+        return _unknown_field(loc)
+    if kind == "missing":
+        return diag(
+            "missing-field", f"{where(loc[:-1])} is missing the required field '{loc[-1]}'", loc[:-1], at_key=True
+        )
+    text = source_map.texts.get(loc)
+    if kind in _TYPE_NAMES:
+        return diag(
+            "wrong-type",
+            f"{place} must be {_TYPE_NAMES[kind]}, not {describe_value(value, text)}",
+            loc,
+            hint=_type_hint(kind, value, text),
+        )
+    if kind == "literal_error":
+        expected = [x.strip().strip("'") for x in ctx.get("expected", "").replace(" or ", ", ").split(",")]
+        if len(expected) == 1:
+            return diag("invalid-value", f"{place} must be '{expected[0]}', not {describe_value(value, text)}", loc)
+        if not isinstance(value, str):
+            return diag(
+                "wrong-type", f"{place} must be one of {ctx.get('expected')}, not {describe_value(value, text)}", loc
+            )
+        return diag(
+            "invalid-value",
+            f"{place} is '{value}', which is not one of {ctx.get('expected')}",
+            loc,
+            hint=did_you_mean(value, expected),
+        )
+    if kind in _RANGE:
+        bound = next(iter(ctx.values()))
+        return diag("invalid-value", f"{place} is {text or value}, but it must be {_RANGE[kind]} {bound}", loc)
+    if kind == "too_short":
+        return diag("invalid-value", f"{place} must have at least {ctx.get('min_length')} item(s)", loc)
+    if kind == "too_long":
+        return diag("invalid-value", f"{place} must have at most {ctx.get('max_length')} item(s)", loc)
+    return diag("invalid-value", f"{place}: {err['msg']}", loc)
+
+
+def _unknown_field(loc: Path) -> Diagnostic:
+    name = str(loc[-1])
+    allowed = _fields_at(loc[:-1])
+    hint = did_you_mean(name, allowed) if allowed else None
+    if hint is None or not hint.startswith("did you mean"):
+        homes = [child for child in allowed if name in _fields_at((*loc[:-1], child))]
+        if homes:
+            hint = f"'{name}' belongs under '{homes[0]}'"
+    return diag("unknown-field", f"unknown field '{name}' in {where(loc[:-1])}", loc, hint=hint, at_key=True)
+
+
+def _type_hint(kind: str, value: Any, text: str | None) -> str | None:
+    if kind == "string_type" and isinstance(value, int | float | bool):
+        return f'quote it: "{text if text is not None else value}"'
+    if kind in ("int_type", "int_from_float"):
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            return f"remove the quotes: {value.strip()}"
+        if isinstance(value, float):
+            return f"write {int(value)}" if value.is_integer() else "use a whole number"
+    if kind == "bool_type" and isinstance(value, str):
+        return "write true or false (YAML 1.2 reads yes/no/on/off as strings)"
+    if kind == "list_type" and isinstance(value, str | int | float):
+        return f"write a list: [{value}]"
+    if kind in ("dict_type", "model_type", "model_attributes_type") and isinstance(value, list):
+        return "write a mapping of keys to values, not a list"
+    return None
+
+
+def _fields_at(loc: Path) -> list[str]:
+    """Field names (aliases) allowed at a location, for "did you mean" hints on unknown fields."""
+    model: Any = ClusterPolicy
+    for part in loc:
+        model = _unwrap(model)
+        if isinstance(part, int):
+            args = typing.get_args(model)
+            model = args[0] if args else None
+        elif isinstance(model, type) and issubclass(model, BaseModel):
+            fields = {f.alias or n: f for n, f in model.model_fields.items()}
+            model = fields[part].annotation if part in fields else None
+        else:
+            args = typing.get_args(model)  # a dict: values have the second type argument
+            model = args[1] if len(args) == 2 else None
+    model = _unwrap(model)
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return [f.alias or n for n, f in model.model_fields.items()]
+    return []
+
+
+def _unwrap(tp: Any) -> Any:
+    """Strip Optional[...] and Annotated[...] from a type."""
+    while True:
+        origin = typing.get_origin(tp)
+        if origin is typing.Annotated:
+            tp = typing.get_args(tp)[0]
+        elif origin in (typing.Union, types.UnionType):
+            args = [a for a in typing.get_args(tp) if a is not type(None)]
+            if len(args) != 1:
+                return tp
+            tp = args[0]
+        else:
+            return tp

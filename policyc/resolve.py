@@ -1,0 +1,532 @@
+"""Resolve a parsed policy into the `Cluster` IR: expand node ranges, resolve references, apply defaults.
+
+Every broken reference, duplicate name and unexpandable node range is reported here, with a hint. An
+item whose references do not resolve is left out of the IR; the caller stops after this stage if any
+error was reported, so backends never see a half-resolved cluster.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path as FsPath
+
+from policyc import ir
+from policyc.diagnostics import Diagnostic, Path, diag, did_you_mean, where
+from policyc.ir import GFD_COUNT, GFD_MEMORY, GFD_PRODUCT, RDMA_LABEL
+from policyc.k8s.quantity import Quantity
+from policyc.model import policy as m
+from policyc.model.types import GPU
+from policyc.noderanges import expand
+from policyc.parse import Parsed
+
+RESERVED_DOMAINS = ("kubernetes.io", "k8s.io")
+RESERVED_QUEUES = ("root", "default")
+_DEFAULT_KIND = {"training": "VolcanoJob", "inference": "Deployment"}
+_OBJECT_COUNTS = {
+    "pods",
+    "services",
+    "configmaps",
+    "secrets",
+    "persistentvolumeclaims",
+    "replicationcontrollers",
+    "resourcequotas",
+    "services.loadbalancers",
+    "services.nodeports",
+}
+
+
+def supported_kubernetes_versions() -> list[str]:
+    """Minor versions with strict schemas in kubernetes-validate (found without importing it: it is slow)."""
+    spec = importlib.util.find_spec("kubernetes_validate")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    root = FsPath(next(iter(spec.submodule_search_locations))) / "kubernetes-json-schema"
+    versions = {d.name[1:].rsplit(".", 1)[0] for d in root.glob("v*-local-strict")} if root.is_dir() else set()
+    return sorted(versions, key=lambda v: tuple(int(x) for x in v.split(".")))
+
+
+def resolve(parsed: Parsed, file: str) -> tuple[ir.Cluster | None, list[Diagnostic]]:
+    """Build the cluster IR from a parsed policy; returns it (None if unusable) and the diagnostics."""
+    assert parsed.policy is not None
+    return _Resolver(parsed, file).run()
+
+
+class _Resolver:
+    def __init__(self, parsed: Parsed, file: str):
+        self.parsed = parsed
+        self.policy = parsed.policy
+        self.spec = parsed.policy.spec
+        self.file = file
+        self.out: list[Diagnostic] = []
+        self.keys = ir.LabelKeys(self.spec.domain)
+        self.node_owner: dict[str, str] = {}
+
+    def report(self, d: Diagnostic) -> None:
+        self.out.append(d)
+
+    def path(self, list_name: str, index: int, *rest: str | int) -> Path:
+        return (*self.parsed.source_path(list_name, index), *rest)
+
+    def known(self, list_name: str, name: str, defined: Iterable[str]) -> bool:
+        """Is `name` defined, or was its item dropped for errors already reported?"""
+        return name in defined or self.parsed.was_dropped(list_name, name)
+
+    def run(self) -> tuple[ir.Cluster | None, list[Diagnostic]]:
+        spec = self.spec
+        self.check_version()
+        self.check_domain()
+        for list_name, items, what in (
+            ("gpuTiers", spec.gpu_tiers, "GPU tier"),
+            ("nodePools", spec.node_pools, "node pool"),
+        ):
+            if not items and not self.parsed.dropped.get(list_name):
+                self.report(
+                    diag(
+                        "invalid-value",
+                        f"the policy defines no {what}",
+                        ("spec", list_name),
+                        hint=f"define at least one {what}",
+                    )
+                )
+        tiers = self.tiers()
+        product_tier = {p: t.name for t in tiers for p in t.products}
+        pools = self.pools(product_tier)
+        control_plane = self.control_plane(pools)
+        classes = self.priority_classes()
+        tenants = self.tenants({c.name for c in classes})
+        workloads = self.workloads({t.name: t for t in tiers}, tenants, classes)
+        scheduler = ir.Scheduler(
+            spec.scheduler.backend, tuple(spec.scheduler.actions), spec.scheduler.queue_plugin, spec.scheduler.placement
+        )
+        cluster = ir.Cluster(
+            name=self.policy.metadata.name,
+            source=os.path.basename(self.file),
+            kubernetes_version=spec.kubernetes_version,
+            keys=self.keys,
+            gpu_resource=spec.gpu_resource,
+            tiers=tuple(sorted(tiers, key=lambda t: t.name)),
+            pools=tuple(sorted(pools, key=lambda p: p.name)),
+            control_plane_nodes=tuple(sorted(control_plane)),
+            priority_classes=tuple(sorted(classes, key=lambda c: c.name)),
+            scheduler=scheduler,
+            tenants=tuple(sorted(tenants.values(), key=lambda t: t.name)),
+            workloads=tuple(sorted(workloads, key=lambda w: w.name)),
+            complete=self.parsed.complete,
+        )
+        return cluster, self.out
+
+    # --- spec-level settings -------------------------------------------------------------------------
+
+    def check_version(self) -> None:
+        supported = supported_kubernetes_versions()
+        version = self.spec.kubernetes_version
+        if supported and version not in supported:
+            self.report(
+                diag(
+                    "unsupported-version",
+                    f"kubernetesVersion {version} has no API schemas to verify the output against",
+                    ("spec", "kubernetesVersion"),
+                    hint=f"supported versions are {supported[0]} to {supported[-1]}",
+                )
+            )
+
+    def check_domain(self) -> None:
+        domain = self.spec.domain
+        for reserved in RESERVED_DOMAINS:
+            if domain == reserved or domain.endswith("." + reserved):
+                self.report(
+                    diag(
+                        "reserved-domain",
+                        f"domain '{domain}' is reserved by Kubernetes",
+                        ("spec", "domain"),
+                        hint="use a DNS name your organisation owns, e.g. ai.example.com",
+                    )
+                )
+
+    def unique(self, list_name: str, items: Sequence, what: str) -> list[tuple[int, object]]:
+        """Items with a name not seen before (duplicates are reported and skipped)."""
+        seen: dict[str, int] = {}
+        out = []
+        for i, item in enumerate(items):
+            if item.name in seen:
+                first = self.path(list_name, seen[item.name], "name")
+                self.report(
+                    diag(
+                        "duplicate-name",
+                        f"{what} '{item.name}' is already defined",
+                        self.path(list_name, i, "name"),
+                        hint="it is first defined on line {line}; names must be unique",
+                        related=first,
+                    )
+                )
+                continue
+            seen[item.name] = i
+            out.append((i, item))
+        return out
+
+    # --- tiers and pools ---------------------------------------------------------------------------------
+
+    def tiers(self) -> list[ir.Tier]:
+        owner: dict[str, str] = {}
+        tiers = []
+        for i, tier in self.unique("gpuTiers", self.spec.gpu_tiers, "GPU tier"):
+            for j, product in enumerate(tier.products):
+                if product in owner and owner[product] != tier.name:
+                    self.report(
+                        diag(
+                            "product-in-two-tiers",
+                            f"GPU product '{product}' is in tiers '{owner[product]}' and '{tier.name}'",
+                            self.path("gpuTiers", i, "products", j),
+                            hint="a product belongs to exactly one tier",
+                        )
+                    )
+                owner.setdefault(product, tier.name)
+            tiers.append(ir.Tier(tier.name, tuple(sorted(set(tier.products))), self.path("gpuTiers", i)))
+        return tiers
+
+    def claim_nodes(self, patterns: Sequence[str], claimant: str, base: Path) -> list[str]:
+        """Expand `patterns` and record `claimant` as their owner, reporting nodes someone already owns:
+        one diagnostic per pattern and previous owner, at the pattern."""
+        nodes = []
+        for j, pattern in enumerate(patterns):
+            clashes: dict[str, list[str]] = {}
+            for node in expand(pattern):
+                if node in self.node_owner:
+                    clashes.setdefault(self.node_owner[node], []).append(node)
+                else:
+                    self.node_owner[node] = claimant
+                    nodes.append(node)
+            for other, clashing in clashes.items():
+                listed = (
+                    f"node {clashing[0]}"
+                    if len(clashing) == 1
+                    else (f"{len(clashing)} nodes ({clashing[0]} … {clashing[-1]})")
+                )
+                is_are = "is" if len(clashing) == 1 else "are"
+                if other == claimant:
+                    what = f"{is_are} listed twice in {other}"
+                else:
+                    what = f"of {claimant} {is_are} also in {other}"
+                self.report(
+                    diag("node-in-two-pools", f"{listed} {what}", (*base, j),
+                         hint="a node belongs to exactly one pool, and control-plane nodes to none")
+                )  # fmt: skip
+        return nodes
+
+    def pools(self, product_tier: dict[str, str]) -> list[ir.Pool]:
+        pools = []
+        tiers_complete = not self.parsed.dropped.get("gpuTiers")
+        for i, pool in self.unique("nodePools", self.spec.node_pools, "node pool"):
+            nodes = self.claim_nodes(pool.nodes, f"pool '{pool.name}'", self.path("nodePools", i, "nodes"))
+            tier = product_tier.get(pool.gpu.product)
+            if tier is None and not tiers_complete:  # its tier may be one that failed to parse
+                continue
+            if tier is None:
+                self.report(
+                    diag(
+                        "product-without-tier",
+                        f"GPU product '{pool.gpu.product}' of pool '{pool.name}' is in no GPU tier",
+                        self.path("nodePools", i, "gpu", "product"),
+                        hint=did_you_mean(pool.gpu.product, product_tier)
+                        or "add the product to the products of a gpuTier",
+                    )
+                )
+                continue
+            self.check_extra_keys(pool, i)
+            pools.append(self.pool(pool, i, tier, nodes))
+        return pools
+
+    def check_extra_keys(self, pool: m.NodePool, i: int) -> None:
+        owners = {
+            GFD_PRODUCT: "GPU Feature Discovery's (policyc sets it from gpu.product when gpuFeatureDiscovery is false)",
+            GFD_COUNT: "GPU Feature Discovery's (policyc sets it from gpu.count when gpuFeatureDiscovery is false)",
+            GFD_MEMORY: "GPU Feature Discovery's (policyc sets it from gpu.memory when gpuFeatureDiscovery is false)",
+            RDMA_LABEL: "set by policyc from 'rdma: true'",
+        }
+        for key in pool.labels:
+            owner = "set by policyc" if key.startswith(self.keys.domain + "/") else owners.get(key)
+            if owner:
+                self.report(
+                    diag("reserved-key", f"label '{key}' is {owner}", self.path("nodePools", i, "labels", key),
+                         at_key=True, hint="remove it, or use a key outside "
+                         f"'{self.keys.domain}/' for a label of your own")
+                )  # fmt: skip
+        for j, taint in enumerate(pool.taints):
+            if taint.key.startswith(self.keys.domain + "/") or taint.key == GFD_PRODUCT:
+                self.report(
+                    diag(
+                        "reserved-key",
+                        f"taint '{taint.key}' is set by policyc",
+                        self.path("nodePools", i, "taints", j, "key"),
+                        hint=f"keys under '{self.keys.domain}/' and '{GFD_PRODUCT}' are policyc's; use another key",
+                    )
+                )
+
+    def pool(self, pool: m.NodePool, i: int, tier: str, nodes: list[str]) -> ir.Pool:
+        keys = self.keys
+        labels = {keys.usage: pool.usage, keys.tier: tier, keys.pool: pool.name, **pool.labels}
+        if pool.rdma:
+            labels[RDMA_LABEL] = "true"
+        if not pool.gpu_feature_discovery:
+            labels[GFD_PRODUCT] = pool.gpu.product
+            labels[GFD_COUNT] = str(pool.gpu.count)
+            if pool.gpu.memory is not None:
+                labels[GFD_MEMORY] = str(pool.gpu.memory.value // (1024 * 1024))  # GFD writes MiB
+        taints = [
+            ir.Taint(keys.usage, pool.usage, "NoSchedule"),
+            ir.Taint(GFD_PRODUCT, pool.gpu.product, "NoSchedule"),
+            *(ir.Taint(t.key, t.value, t.effect) for t in pool.taints),
+        ]
+        return ir.Pool(
+            name=pool.name,
+            usage=pool.usage,
+            tier=tier,
+            product=pool.gpu.product,
+            gpus_per_node=pool.gpu.count,
+            gpu_memory=pool.gpu.memory,
+            nodes=tuple(nodes),
+            labels=dict(sorted(labels.items())),
+            taints=tuple(sorted(taints, key=lambda t: (t.key, t.effect))),
+            allocatable=self.resources(pool.allocatable, self.path("nodePools", i, "allocatable")),
+            gfd=pool.gpu_feature_discovery,
+            path=self.path("nodePools", i),
+        )
+
+    def control_plane(self, pools: list[ir.Pool]) -> list[str]:
+        if self.spec.control_plane is None:
+            return []
+        return self.claim_nodes(self.spec.control_plane.nodes, "the control plane", ("spec", "controlPlane", "nodes"))
+
+    # --- priorities and tenants ------------------------------------------------------------------------
+
+    def priority_classes(self) -> list[ir.PriorityClass]:
+        return [
+            ir.PriorityClass(
+                c.name, c.value, c.global_default, c.preemption_policy, c.description, self.path("priorityClasses", i)
+            )
+            for i, c in self.unique("priorityClasses", self.spec.priority_classes, "priority class")
+        ]
+
+    def resources(self, given: dict[str, Quantity], base: Path) -> dict[str, Quantity]:
+        """Resolve 'gpu' to the GPU resource name; report a GPU given under both names."""
+        gpu = self.spec.gpu_resource
+        if GPU in given and gpu in given:
+            self.report(
+                diag(
+                    "duplicate-resource",
+                    f"'{GPU}' and '{gpu}' name the same resource",
+                    (*base, gpu),
+                    at_key=True,
+                    hint=f"keep only '{GPU}'",
+                )
+            )
+        out = {(gpu if name == GPU else name): q for name, q in given.items()}
+        return dict(sorted(out.items()))
+
+    def tenants(self, class_names: set[str]) -> dict[str, ir.Tenant]:
+        unique = self.unique("tenants", self.spec.tenants, "tenant")
+        names = {t.name for _, t in unique}
+        ns_owner: dict[str, str] = {}
+        out = {}
+        for i, tenant in unique:
+            for j, ns in enumerate(tenant.namespaces):
+                if ns in ns_owner:
+                    other = ns_owner[ns]
+                    what = (
+                        f"listed twice in tenant '{other}'"
+                        if other == tenant.name
+                        else f"also claimed by tenant '{other}'"
+                    )
+                    self.report(
+                        diag(
+                            "namespace-in-two-tenants",
+                            f"namespace '{ns}' is {what}",
+                            self.path("tenants", i, "namespaces", j),
+                            hint="a namespace belongs to exactly one tenant",
+                        )
+                    )
+                ns_owner.setdefault(ns, tenant.name)
+            allowed = tenant.priority_classes
+            if allowed is not None:
+                for j, name in enumerate(allowed):
+                    if not self.known("priorityClasses", name, class_names):
+                        self.report(
+                            diag(
+                                "unknown-priority-class",
+                                f"tenant '{tenant.name}' allows unknown priority class '{name}'",
+                                self.path("tenants", i, "priorityClasses", j),
+                                hint=did_you_mean(name, class_names),
+                            )
+                        )
+            forbidden = () if allowed is None else tuple(sorted(class_names - set(allowed)))
+            parent = tenant.queue.parent
+            if parent is not None and (parent == tenant.name or not self.known("tenants", parent, names)):
+                self.report(
+                    diag(
+                        "unknown-parent-queue",
+                        f"queue parent '{parent}' of tenant '{tenant.name}' is "
+                        + ("the tenant itself" if parent == tenant.name else "not a tenant"),
+                        self.path("tenants", i, "queue", "parent"),
+                        hint=did_you_mean(parent, names - {tenant.name}),
+                    )
+                )
+            out[tenant.name] = ir.Tenant(
+                name=tenant.name,
+                namespaces=tuple(tenant.namespaces),
+                forbidden_priority_classes=forbidden,
+                queue=self.queue(tenant.queue, self.path("tenants", i, "queue")),
+                quota=self.quota(tenant.quota, self.path("tenants", i, "quota")),
+                limit_range=self.limit_range(tenant.limit_range, self.path("tenants", i, "limitRange")),
+                path=self.path("tenants", i),
+            )
+        return out
+
+    def queue(self, q: m.Queue, base: Path) -> ir.Queue:
+        guarantee = self.resources(q.guarantee, (*base, "guarantee"))
+        capability = self.resources(q.capability, (*base, "capability"))
+        deserved = self.resources(q.deserved or {}, (*base, "deserved"))
+        # Volcano's webhook (v1.14+) demands deserved >= guarantee for every guaranteed resource.
+        deserved = dict(sorted({**guarantee, **deserved}.items()))
+        return ir.Queue(q.weight, guarantee, deserved, capability, q.reclaimable, q.parent, q.priority)
+
+    def quota(self, q: m.Quota | None, base: Path) -> ir.Quota | None:
+        if q is None:
+            return None
+        hard: dict[str, Quantity] = {}
+        for name, amount in self.resources(q.requests, (*base, "requests")).items():
+            hard[f"requests.{name}"] = amount
+        for name, amount in self.resources(q.limits, (*base, "limits")).items():
+            key = GPU if name == self.spec.gpu_resource and GPU in q.limits else name
+            if "/" in name or name == "storage":
+                self.report(
+                    diag(
+                        "quota-extended-resource-limit",
+                        f"quota limits.{key} is not allowed: Kubernetes quotas "
+                        + ("storage" if name == "storage" else "extended resources such as GPUs")
+                        + " only by requests",
+                        (*base, "limits", key),
+                        at_key=True,
+                        hint=f"move it to quota.requests.{key}",
+                    )
+                )
+                continue
+            hard[f"limits.{name}"] = amount
+        for name, amount in q.objects.items():
+            if name not in _OBJECT_COUNTS and not name.startswith("count/"):
+                self.report(
+                    diag(
+                        "invalid-resource-name",
+                        f"{where((*base, 'objects', name))}: '{name}' is not an object count a quota can limit",
+                        (*base, "objects", name),
+                        at_key=True,
+                        hint=did_you_mean(name, _OBJECT_COUNTS)
+                        or "use pods, services, ... or count/<resource>.<group>",
+                    )
+                )
+                continue
+            hard[name] = amount
+        return ir.Quota(dict(sorted(hard.items())))
+
+    def limit_range(self, lr: m.LimitRange | None, base: Path) -> ir.LimitRange | None:
+        if lr is None:
+            return None
+        return ir.LimitRange(
+            self.resources(lr.default, (*base, "default")),
+            self.resources(lr.default_request, (*base, "defaultRequest")),
+            self.resources(lr.max, (*base, "max")),
+            self.resources(lr.min, (*base, "min")),
+        )
+
+    # --- workloads -------------------------------------------------------------------------------------
+
+    def workloads(
+        self, tiers: dict[str, ir.Tier], tenants: dict[str, ir.Tenant], classes: list[ir.PriorityClass]
+    ) -> list[ir.Workload]:
+        class_names = {c.name for c in classes}
+        default_class = next((c.name for c in classes if c.global_default), None)
+        out = []
+        for i, w in self.unique("workloads", self.spec.workloads, "workload"):
+            ok = True
+            tenant = tenants.get(w.tenant)
+            if tenant is None:
+                ok = False
+                if not self.known("tenants", w.tenant, tenants):
+                    self.report(
+                        diag(
+                            "unknown-tenant",
+                            f"workload '{w.name}' names unknown tenant '{w.tenant}'",
+                            self.path("workloads", i, "tenant"),
+                            hint=did_you_mean(w.tenant, tenants),
+                        )
+                    )
+            tier = tiers.get(w.gpu_tier)
+            if tier is None:
+                ok = False
+                if not self.known("gpuTiers", w.gpu_tier, tiers):
+                    self.report(
+                        diag(
+                            "unknown-gpu-tier",
+                            f"workload '{w.name}' names unknown GPU tier '{w.gpu_tier}'",
+                            self.path("workloads", i, "gpuTier"),
+                            hint=did_you_mean(w.gpu_tier, tiers),
+                        )
+                    )
+            pc = w.priority_class
+            if pc is not None and not self.known("priorityClasses", pc, class_names):
+                ok = False
+                self.report(
+                    diag(
+                        "unknown-priority-class",
+                        f"workload '{w.name}' names unknown priority class '{pc}'",
+                        self.path("workloads", i, "priorityClass"),
+                        hint=did_you_mean(pc, class_names),
+                    )
+                )
+            if tenant is None:
+                continue
+            namespace = w.namespace or tenant.namespaces[0]
+            if namespace not in tenant.namespaces:
+                ok = False
+                self.report(
+                    diag(
+                        "unknown-namespace",
+                        f"workload '{w.name}' runs in '{namespace}', which tenant '{tenant.name}' does not own",
+                        self.path("workloads", i, "namespace"),
+                        hint=did_you_mean(namespace, tenant.namespaces),
+                    )
+                )
+            effective = pc if pc is not None else default_class
+            if effective is not None and effective in tenant.forbidden_priority_classes:
+                ok = False
+                allowed = sorted(class_names - set(tenant.forbidden_priority_classes))
+                what = f"priority class '{pc}'" if pc else f"the default priority class '{effective}'"
+                self.report(
+                    diag(
+                        "priority-class-not-allowed",
+                        f"workload '{w.name}' would run with {what}, which tenant '{tenant.name}' may not use",
+                        self.path("workloads", i, "priorityClass" if pc else "tenant"),
+                        hint=f"set priorityClass to one of {', '.join(repr(c) for c in allowed)}" if allowed else None,
+                    )
+                )
+            if not ok or tier is None:
+                continue
+            out.append(
+                ir.Workload(
+                    name=w.name,
+                    type=w.type,
+                    tenant=tenant.name,
+                    namespace=namespace,
+                    tier=tier,
+                    gpus=w.gpus,
+                    replicas=w.replicas,
+                    kind=w.kind or _DEFAULT_KIND[w.type],
+                    priority_class=effective,
+                    image=w.image or f"registry.example.com/{tenant.name}/{w.name}:latest",
+                    cpu=w.cpu,
+                    memory=w.memory,
+                    path=self.path("workloads", i),
+                )
+            )
+        return out

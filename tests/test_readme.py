@@ -1,0 +1,15 @@
+"""The README's annotated example is a policy that compiles."""
+
+from __future__ import annotations
+
+import re
+
+from tests.conftest import REPO
+
+
+def test_readme_example_compiles(compile_text) -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    example = re.search(r"```yaml\n(.*?)```", readme, re.S).group(1)
+    result = compile_text(example.replace("← editors validate and explain as you type", ""))
+    assert result.ok, [f"{d.line}:{d.column} {d.message}" for d in result.report.diagnostics]
+    assert "templates/llm-training.yaml" in result.files

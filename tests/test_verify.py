@@ -1,0 +1,52 @@
+"""policyc.verify: emitted objects are checked against the API server's schemas, strictly."""
+
+from __future__ import annotations
+
+from policyc.artifacts import Artifact, Manifest
+from policyc.verify import verify
+
+QUEUE = {
+    "apiVersion": "scheduling.volcano.sh/v1beta1",
+    "kind": "Queue",
+    "metadata": {"name": "q"},
+    "spec": {"weight": 1, "guarantee": {"resource": {"cpu": "1"}}, "deserved": {"cpu": "1"}},
+}
+QUOTA = {
+    "apiVersion": "v1",
+    "kind": "ResourceQuota",
+    "metadata": {"name": "r", "namespace": "n"},
+    "spec": {"hard": {"pods": "1"}},
+}
+
+
+def run(*objects: dict) -> list:
+    artifact = Artifact("x.yaml", tuple(Manifest(o, (("spec", "tenants", 0),)) for o in objects), synced=True)
+    return verify([artifact], "1.33")
+
+
+def test_valid_objects_pass() -> None:
+    assert run(QUEUE, QUOTA) == []
+
+
+def test_unknown_field_in_a_custom_resource_is_pc901() -> None:
+    bad = {**QUEUE, "spec": {**QUEUE["spec"], "guaranteed": {"cpu": "1"}}}
+    [d] = run(bad)
+    assert d.code == "PC901"
+    assert "Queue 'q'" in d.message and "guaranteed" in d.message
+    assert d.path == ("spec", "tenants", 0)
+
+
+def test_custom_resource_metadata_is_checked_as_object_meta() -> None:
+    bad = {**QUEUE, "metadata": {"name": "q", "labels": {"a": 1}}}
+    [d] = run(bad)
+    assert "metadata/labels/a" in d.message
+
+
+def test_built_in_kinds_are_checked_strictly() -> None:
+    bad = {**QUOTA, "spec": {"hard": {"pods": "1"}, "hardd": {}}}
+    assert [d.code for d in run(bad)] == ["PC901"]
+
+
+def test_kind_without_schema_is_reported() -> None:
+    [d] = run({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}})
+    assert d.code == "PC901" and "no schema" in d.message
