@@ -11,7 +11,7 @@ from policyc.compiler import Compilation, compile_file
 
 REPO = Path(__file__).resolve().parents[1]
 POLICIES = REPO / "policies"
-GOLDEN = REPO / "golden"
+GOLDEN = Path(os.environ.get("POLICYC_GOLDEN", REPO / "golden"))
 
 
 def shared_dir() -> Path:

@@ -6,12 +6,13 @@ it fails the run, and ``pytest --snapshot-update`` deletes it (as it writes new 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from syrupy.data import Snapshot, SnapshotCollection, SnapshotCollections
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+GOLDEN = Path(os.environ.get("POLICYC_GOLDEN", Path(__file__).resolve().parents[1] / "golden"))
 
 
 def _param(test_location) -> tuple[str, str]:

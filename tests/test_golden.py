@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import functools
+import os
+import shutil
+import subprocess
+import sys
 
 import pytest
 
 from policyc.compiler import compile_file
-from tests.conftest import GOLDEN, example_policies
+from tests.conftest import GOLDEN, REPO, example_policies
 from tests.golden import GoldenFileExtension
 
 
@@ -41,3 +45,23 @@ def test_golden(case: str, snapshot, request) -> None:
             return
         pytest.fail(f"golden/{policy}/{path} is no longer emitted; run pytest --snapshot-update")
     assert outputs[path] == snapshot(extension_class=GoldenFileExtension)
+
+
+def _run_golden_tests(golden) -> subprocess.CompletedProcess:
+    env = {**os.environ, "POLICYC_GOLDEN": str(golden)}
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_golden.py"],
+                          cwd=REPO, env=env, capture_output=True, text=True)  # fmt: skip
+
+
+@pytest.mark.skipif("POLICYC_GOLDEN" in os.environ, reason="already running against a copy")
+def test_golden_tests_fail_when_a_golden_file_is_edited_or_missing(tmp_path) -> None:
+    golden = tmp_path / "golden"
+    shutil.copytree(GOLDEN, golden)
+    assert _run_golden_tests(golden).returncode == 0
+    edited = golden / "minimal" / "tenants" / "ml.yaml"
+    edited.write_bytes(edited.read_bytes().replace(b"name: ml", b"name: ml2"))
+    result = _run_golden_tests(golden)
+    assert result.returncode == 1 and "minimal:tenants/ml.yaml" in result.stdout
+    edited.unlink()
+    result = _run_golden_tests(golden)
+    assert result.returncode == 1 and "minimal:tenants/ml.yaml" in result.stdout
