@@ -78,6 +78,44 @@ def validate(policies: tuple[str, ...], fmt: str) -> None:
 
 
 @main.command()
+@click.argument("policy", type=click.Path(dir_okay=False))
+@click.option("--workload", help="Only this workload class.")
+@click.option("--pool", help="Only this node pool ('(control plane)' for the control plane).")
+@click.option("--object", "selector", metavar="SELECTOR",
+              help="Instead of placement, show the policy lines emitted objects come from: an output file "
+              "(tenants/team-a.yaml), Kind/name, Kind/namespace/name, or 'all'.")  # fmt: skip
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def explain(policy: str, workload: str | None, pool: str | None, selector: str | None, fmt: str) -> None:
+    """Show where each workload template can land on each pool and why, or where objects come from."""
+    from policyc import explain as ex
+    from policyc.compiler import compile_file
+    from policyc.diagnostics import did_you_mean
+
+    compilation = compile_file(policy)
+    if compilation.cluster is None or not compilation.artifacts:
+        _emit_diagnostics([compilation], "text")
+        sys.exit(EXIT_POLICY)
+    for option, value, known in (
+        ("--workload", workload, [w.name for w in compilation.cluster.workloads]),
+        ("--pool", pool, [r.pool for r in ex.placement_rows(compilation)]),
+    ):
+        if value is not None and value not in known:
+            hint = did_you_mean(value, known)
+            raise click.BadParameter(f"no {option[2:]} named '{value}'" + (f"; {hint}" if hint else ""))
+    placement = [] if selector else ex.placement_rows(compilation, workload, pool)
+    provenance = ex.provenance_rows(compilation, selector) if selector else []
+    if selector and not provenance:
+        raise click.BadParameter(f"no emitted object or file matches '{selector}'", param_hint="--object")
+    if fmt == "json":
+        click.echo(ex.render_json(placement, provenance))
+    else:
+        click.echo(ex.render_provenance_text(provenance) if selector else ex.render_placement_text(placement))
+    if compilation.report.diagnostics:
+        _emit_diagnostics([compilation], "text")
+    sys.exit(EXIT_OK if compilation.ok else EXIT_POLICY)
+
+
+@main.command()
 def schema() -> None:
     """Print the JSON Schema of the policy language (for editors and CI)."""
     from policyc.model import json_schema_text

@@ -152,6 +152,96 @@ _RULES: tuple[Rule, ...] = (
         Severity.ERROR,
         "A workload asks for more GPUs per pod than any node of its tier has.",
     ),
+    # PC41x-PC42x: cluster-wide totals and queue trees
+    Rule(
+        "PC414",
+        "guarantee-exceeds-capacity",
+        Severity.ERROR,
+        "Queues guarantee more of a resource than the pools that can serve them have.",
+    ),
+    Rule(
+        "PC415",
+        "quota-overcommit",
+        Severity.WARNING,
+        "Namespace quotas together allow more of a resource than the cluster has.",
+    ),
+    Rule("PC416", "tier-without-pools", Severity.WARNING, "A GPU tier that no node pool provides."),
+    Rule("PC417", "queue-tree-too-deep", Severity.ERROR, "A queue nested deeper than Volcano allows (5 levels)."),
+    Rule(
+        "PC418",
+        "children-exceed-parent",
+        Severity.ERROR,
+        "Child queues together guarantee or deserve more than their parent.",
+    ),
+    Rule(
+        "PC419", "child-capability-above-ancestor", Severity.ERROR, "A child queue's capability exceeds an ancestor's."
+    ),
+    Rule(
+        "PC420",
+        "workload-in-parent-queue",
+        Severity.ERROR,
+        "A workload submits to a queue that has child queues; Volcano accepts jobs only in leaf queues.",
+    ),
+    Rule(
+        "PC421", "hierarchy-needs-capacity", Severity.ERROR, "Queue parents are used without the capacity queue plugin."
+    ),
+    Rule("PC422", "queue-cycle", Severity.ERROR, "Queue parents form a cycle."),
+    Rule(
+        "PC423",
+        "deserved-ignored",
+        Severity.WARNING,
+        "deserved is set with the proportion plugin, which ignores it (it only satisfies the webhook).",
+    ),
+    Rule(
+        "PC424", "weight-ignored", Severity.WARNING, "A queue weight is set with the capacity plugin, which ignores it."
+    ),
+    # PC5xx: placement proof
+    Rule(
+        "PC501",
+        "placement-wrong-usage",
+        Severity.ERROR,
+        "A workload template can land on a pool of the other usage (training on inference or the reverse).",
+    ),
+    Rule(
+        "PC502", "placement-wrong-tier", Severity.ERROR, "A workload template can land on a pool of another GPU tier."
+    ),
+    Rule("PC503", "placement-control-plane", Severity.ERROR, "A workload template can land on control-plane nodes."),
+    Rule("PC504", "placement-nowhere", Severity.ERROR, "A workload template can land on no node of the policy."),
+    Rule(
+        "PC505",
+        "placement-prefers-hybrid",
+        Severity.WARNING,
+        "A workload template prefers a hybrid pool over its dedicated one.",
+    ),
+    # PC6xx: volcano-scheduler.conf
+    Rule("PC601", "unknown-scheduler-action", Severity.ERROR, "An action Volcano does not have."),
+    Rule("PC602", "unknown-scheduler-plugin", Severity.ERROR, "A plugin Volcano does not have."),
+    Rule(
+        "PC603",
+        "unknown-plugin-option",
+        Severity.ERROR,
+        "A plugin option (enable... flag) Volcano does not read; it would be silently ignored.",
+    ),
+    Rule(
+        "PC604",
+        "unknown-plugin-argument",
+        Severity.ERROR,
+        "A plugin argument Volcano does not read; it would be silently ignored.",
+    ),
+    Rule(
+        "PC605",
+        "plugin-argument-type",
+        Severity.ERROR,
+        "A plugin argument of the wrong type: ignored by Volcano, or a crash-loop of the scheduler.",
+    ),
+    Rule("PC606", "conflicting-plugins", Severity.ERROR, "Plugins that must not be enabled together."),
+    Rule("PC607", "duplicate-plugin", Severity.ERROR, "A plugin configured twice."),
+    Rule(
+        "PC608",
+        "missing-scheduler-action",
+        Severity.WARNING,
+        "An action the policy relies on (reclaim for guarantees, enqueue) is not enabled.",
+    ),
     # PC9xx: output verification
     Rule("PC901", "output-schema", Severity.ERROR, "An emitted object does not pass its Kubernetes or CRD schema."),
 )

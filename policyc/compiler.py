@@ -1,4 +1,4 @@
-"""The pipeline: load -> parse -> resolve -> check -> backends -> verify -> render.
+"""The pipeline: load -> parse -> resolve -> check -> backends -> verify and prove placement -> render.
 
 Each stage is a plain function of the previous stage's result. The pipeline stops after the check
 stage if any error was found (backends only ever see a consistent cluster) and after verification if
@@ -48,6 +48,7 @@ def compile_file(path: str | os.PathLike[str], display_name: str | None = None) 
     from policyc.checks import run_checks
     from policyc.load import load_file
     from policyc.parse import parse
+    from policyc.placement import prove
     from policyc.resolve import resolve
     from policyc.verify import verify
     from policyc.write import render
@@ -93,6 +94,8 @@ def compile_file(path: str | os.PathLike[str], display_name: str | None = None) 
     clock.lap("emit")
     report.extend(verify(result.artifacts, cluster.kubernetes_version))
     clock.lap("verify")
+    report.extend(prove(cluster, result.artifacts))
+    clock.lap("prove")
     if report.failed:
         return result
     result.files = render(result.artifacts, cluster.name, cluster.source)

@@ -111,6 +111,9 @@ class Queue:
     weight: int
     guarantee: Resources
     deserved: Resources
+    """The policy's deserved, completed with the guarantee for every guaranteed resource it omits."""
+    deserved_given: Resources
+    """Only what the policy wrote as deserved."""
     capability: Resources
     reclaimable: bool
     parent: str | None
@@ -157,6 +160,11 @@ class Workload:
     image: str
     cpu: Quantity | None
     memory: Quantity | None
+    placement: str
+    """strict: required affinity to its usage and tier; preferred: only a preference."""
+    node_selector: dict[str, str]
+    tolerations: tuple[dict[str, str], ...]
+    """Extra tolerations from the policy, in pod-spec form."""
     path: Path
 
 
@@ -166,6 +174,8 @@ class Scheduler:
     actions: tuple[str, ...]
     queue_plugin: str
     placement: str
+    plugins: tuple[dict, ...]
+    """The policy's extra plugin settings, in order (index i came from spec.scheduler.plugins[i])."""
 
 
 @dataclass(frozen=True)

@@ -75,8 +75,9 @@ def load_file(path: str | os.PathLike[str], display_name: str | None = None) -> 
         size = os.stat(path).st_size
         if size > MAX_FILE_BYTES:
             hint = "5,000 nodes fit in well under 1 MiB with node ranges such as 'gpu-[001-500]'"
-            raise _fatal("input-too-large", f"the file is {size:,} bytes; policyc reads at most {MAX_FILE_BYTES:,}",
-                         hint=hint)  # fmt: skip
+            raise _fatal(
+                "input-too-large", f"the file is {size:,} bytes; policyc reads at most {MAX_FILE_BYTES:,}", hint=hint
+            )
         with open(path, "rb") as f:
             raw = f.read(MAX_FILE_BYTES + 1)
     except OSError as e:
@@ -130,8 +131,11 @@ class _Builder:
 
         too_deep = _flow_too_deep(text)  # libyaml's composer recurses in C: refuse before it overflows
         if too_deep is not None:
-            raise _fatal("input-too-large", f"the document nests deeper than policyc accepts ({MAX_DEPTH} levels)",
-                         *_line_column(text, too_deep, "\n"))  # fmt: skip
+            raise _fatal(
+                "input-too-large",
+                f"the document nests deeper than policyc accepts ({MAX_DEPTH} levels)",
+                *_line_column(text, too_deep, "\n"),
+            )
         try:
             nodes = [n for n in YAML(typ="safe").compose_all(text) if n is not None]
         except YAMLError as e:
@@ -264,8 +268,9 @@ class _Builder:
             return float(low)
         if tag == _TIMESTAMP:
             return self.reject(node, path, f"{text} is read as a date", f'quote it: "{text}"')
-        return self.reject(node, path, f"YAML tag '{_short(tag)}' is not supported",
-                           f'quote the value if it is a string: "{text}"')  # fmt: skip
+        return self.reject(
+            node, path, f"YAML tag '{_short(tag)}' is not supported", f'quote the value if it is a string: "{text}"'
+        )
 
     def reject(self, node: Any, path: Path, message: str, hint: str) -> None:
         self.error(node, "unsupported-yaml", message, hint=hint)
@@ -309,8 +314,10 @@ def _syntax_error(e: Exception, text: str) -> Diagnostic:
         hint = "YAML does not allow tabs for indentation; indent with spaces"
     elif context and context.startswith("while parsing a flow") and context_mark is not None:
         opener = text[context_mark.index] if context_mark.index < len(text) else "["
-        hint = (f"the '{opener}' on line {context_mark.line + 1}, column {context_mark.column + 1} is never closed, "
-                "or an item is missing a comma")  # fmt: skip
+        hint = (
+            f"the '{opener}' on line {context_mark.line + 1}, column {context_mark.column + 1} is never closed, "
+            "or an item is missing a comma"
+        )
     elif "found duplicate anchor" in message:
         hint = "give each anchor ('&name') a different name"
     elif "found undefined alias" in message and mark is not None:

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path as FsPath
 
 from policyc import ir
+from policyc.codes import Severity
 from policyc.diagnostics import Diagnostic, Path, diag, did_you_mean, where
 from policyc.ir import GFD_COUNT, GFD_MEMORY, GFD_PRODUCT, RDMA_LABEL
 from policyc.k8s.quantity import Quantity
@@ -97,9 +98,9 @@ class _Resolver:
         classes = self.priority_classes()
         tenants = self.tenants({c.name for c in classes})
         workloads = self.workloads({t.name: t for t in tiers}, tenants, classes)
-        scheduler = ir.Scheduler(
-            spec.scheduler.backend, tuple(spec.scheduler.actions), spec.scheduler.queue_plugin, spec.scheduler.placement
-        )
+        sched = spec.scheduler
+        scheduler = ir.Scheduler(sched.backend, tuple(sched.actions), sched.queue_plugin, sched.placement,
+                                 tuple(sched.plugins))  # fmt: skip
         cluster = ir.Cluster(
             name=self.policy.metadata.name,
             source=os.path.basename(self.file),
@@ -113,7 +114,8 @@ class _Resolver:
             scheduler=scheduler,
             tenants=tuple(sorted(tenants.values(), key=lambda t: t.name)),
             workloads=tuple(sorted(workloads, key=lambda w: w.name)),
-            complete=self.parsed.complete,
+            # Totals over the cluster are only trustworthy when no item was left out for an error.
+            complete=self.parsed.complete and not any(d.severity is Severity.ERROR for d in self.out),
         )
         return cluster, self.out
 
@@ -210,9 +212,13 @@ class _Resolver:
                 else:
                     what = f"of {claimant} {is_are} also in {other}"
                 self.report(
-                    diag("node-in-two-pools", f"{listed} {what}", (*base, j),
-                         hint="a node belongs to exactly one pool, and control-plane nodes to none")
-                )  # fmt: skip
+                    diag(
+                        "node-in-two-pools",
+                        f"{listed} {what}",
+                        (*base, j),
+                        hint="a node belongs to exactly one pool, and control-plane nodes to none",
+                    )
+                )
         return nodes
 
     def pools(self, product_tier: dict[str, str]) -> list[ir.Pool]:
@@ -249,10 +255,14 @@ class _Resolver:
             owner = "set by policyc" if key.startswith(self.keys.domain + "/") else owners.get(key)
             if owner:
                 self.report(
-                    diag("reserved-key", f"label '{key}' is {owner}", self.path("nodePools", i, "labels", key),
-                         at_key=True, hint="remove it, or use a key outside "
-                         f"'{self.keys.domain}/' for a label of your own")
-                )  # fmt: skip
+                    diag(
+                        "reserved-key",
+                        f"label '{key}' is {owner}",
+                        self.path("nodePools", i, "labels", key),
+                        at_key=True,
+                        hint=f"remove it, or use a key outside '{self.keys.domain}/' for a label of your own",
+                    )
+                )
         for j, taint in enumerate(pool.taints):
             if taint.key.startswith(self.keys.domain + "/") or taint.key == GFD_PRODUCT:
                 self.report(
@@ -362,34 +372,36 @@ class _Resolver:
                         )
             forbidden = () if allowed is None else tuple(sorted(class_names - set(allowed)))
             parent = tenant.queue.parent
-            if parent is not None and (parent == tenant.name or not self.known("tenants", parent, names)):
+            if parent is not None and (parent == tenant.name or parent not in names):
+                parent = None  # left out of the IR: the queue tree checks see no broken edge
+            if tenant.queue.parent != parent and not self.parsed.was_dropped("tenants", tenant.queue.parent):
                 self.report(
                     diag(
                         "unknown-parent-queue",
-                        f"queue parent '{parent}' of tenant '{tenant.name}' is "
-                        + ("the tenant itself" if parent == tenant.name else "not a tenant"),
+                        f"queue parent '{tenant.queue.parent}' of tenant '{tenant.name}' is "
+                        + ("the tenant itself" if tenant.queue.parent == tenant.name else "not a tenant"),
                         self.path("tenants", i, "queue", "parent"),
-                        hint=did_you_mean(parent, names - {tenant.name}),
+                        hint=did_you_mean(tenant.queue.parent, names - {tenant.name}),
                     )
                 )
             out[tenant.name] = ir.Tenant(
                 name=tenant.name,
                 namespaces=tuple(tenant.namespaces),
                 forbidden_priority_classes=forbidden,
-                queue=self.queue(tenant.queue, self.path("tenants", i, "queue")),
+                queue=self.queue(tenant.queue, parent, self.path("tenants", i, "queue")),
                 quota=self.quota(tenant.quota, self.path("tenants", i, "quota")),
                 limit_range=self.limit_range(tenant.limit_range, self.path("tenants", i, "limitRange")),
                 path=self.path("tenants", i),
             )
         return out
 
-    def queue(self, q: m.Queue, base: Path) -> ir.Queue:
+    def queue(self, q: m.Queue, parent: str | None, base: Path) -> ir.Queue:
         guarantee = self.resources(q.guarantee, (*base, "guarantee"))
         capability = self.resources(q.capability, (*base, "capability"))
         deserved = self.resources(q.deserved or {}, (*base, "deserved"))
         # Volcano's webhook (v1.14+) demands deserved >= guarantee for every guaranteed resource.
-        deserved = dict(sorted({**guarantee, **deserved}.items()))
-        return ir.Queue(q.weight, guarantee, deserved, capability, q.reclaimable, q.parent, q.priority)
+        completed = dict(sorted({**guarantee, **deserved}.items()))
+        return ir.Queue(q.weight, guarantee, completed, deserved, capability, q.reclaimable, parent, q.priority)
 
     def quota(self, q: m.Quota | None, base: Path) -> ir.Quota | None:
         if q is None:
@@ -526,6 +538,9 @@ class _Resolver:
                     image=w.image or f"registry.example.com/{tenant.name}/{w.name}:latest",
                     cpu=w.cpu,
                     memory=w.memory,
+                    placement=w.placement,
+                    node_selector=dict(sorted(w.node_selector.items())),
+                    tolerations=tuple(t.model_dump(exclude_none=True) for t in w.tolerations),
                     path=self.path("workloads", i),
                 )
             )

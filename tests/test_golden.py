@@ -49,8 +49,13 @@ def test_golden(case: str, snapshot, request) -> None:
 
 def _run_golden_tests(golden) -> subprocess.CompletedProcess:
     env = {**os.environ, "POLICYC_GOLDEN": str(golden)}
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_golden.py"],
-                          cwd=REPO, env=env, capture_output=True, text=True)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_golden.py"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
 
 
 @pytest.mark.skipif("POLICYC_GOLDEN" in os.environ, reason="already running against a copy")

@@ -63,22 +63,47 @@ SOURCES = (
 # Kept as they are (after recursing into sub-schemas).
 KEPT_KEYS = frozenset(
     {
-        "type", "properties", "required", "items", "additionalProperties", "enum", "pattern",
-        "minimum", "maximum", "multipleOf", "minLength", "maxLength", "minItems", "maxItems",
-        "uniqueItems", "minProperties", "maxProperties", "anyOf", "oneOf", "allOf", "not",
+        "type",
+        "properties",
+        "required",
+        "items",
+        "additionalProperties",
+        "enum",
+        "pattern",
+        "minimum",
+        "maximum",
+        "multipleOf",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "minProperties",
+        "maxProperties",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "not",
     }
-)  # fmt: skip
+)
 # No effect on validity of a submitted object (`default` is applied by the server beforehand).
 DROPPED_KEYS = frozenset({"description", "title", "example", "externalDocs", "default"})
 # Handled explicitly in `_convert`; any other key makes the generator fail.
 HANDLED_KEYS = frozenset(
     {
-        "nullable", "format", "exclusiveMinimum", "exclusiveMaximum",
-        "x-kubernetes-preserve-unknown-fields", "x-kubernetes-int-or-string",
-        "x-kubernetes-embedded-resource", "x-kubernetes-validations", "x-kubernetes-list-type",
-        "x-kubernetes-list-map-keys", "x-kubernetes-map-type",
+        "nullable",
+        "format",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "x-kubernetes-preserve-unknown-fields",
+        "x-kubernetes-int-or-string",
+        "x-kubernetes-embedded-resource",
+        "x-kubernetes-validations",
+        "x-kubernetes-list-type",
+        "x-kubernetes-list-map-keys",
+        "x-kubernetes-map-type",
     }
-)  # fmt: skip
+)
 INT_OR_STRING = [{"type": "integer"}, {"type": "string"}]
 # Go's `$` (no multi-line flag) matches only at the very end; Python's also before a final
 # newline. `(?!\n)` closes that gap and is valid ECMA-262 too.

@@ -8,6 +8,8 @@ resource. The scheduler reads `volcano-scheduler.conf` from the ConfigMap
 
 from __future__ import annotations
 
+import copy
+
 from policyc import yaml_emitter
 from policyc.artifacts import Artifact, Manifest
 from policyc.backends.binding import Binding
@@ -63,7 +65,37 @@ def _queue(cluster: Cluster, t: Tenant) -> Manifest:
 
 
 def scheduler_conf(cluster: Cluster) -> dict:
-    """The content of volcano-scheduler.conf: Volcano's shipped tiers, with the policy's queue plugin and placement."""
+    """The content of volcano-scheduler.conf (see `scheduler_conf_with_origins`)."""
+    return scheduler_conf_with_origins(cluster)[0]
+
+
+def scheduler_conf_with_origins(cluster: Cluster) -> tuple[dict, dict[tuple[int, int], int]]:
+    """volcano-scheduler.conf: Volcano's shipped tiers with the policy's queue plugin and placement, then the
+    policy's extra plugin settings merged in (user values win) or appended to the last tier.
+
+    Also returns, for each (tier, plugin) position the policy's settings touched, the index of the entry in
+    spec.scheduler.plugins, so that problems found in the file can be located in the policy.
+    """
+    conf = _generated_conf(cluster)
+    origins: dict[tuple[int, int], int] = {}
+    tiers = conf["tiers"]
+    for index, entry in enumerate(cluster.scheduler.plugins):
+        at = next(((t, p) for t, tier in enumerate(tiers) for p, plugin in enumerate(tier["plugins"])
+                   if plugin["name"] == entry.get("name")), None)  # fmt: skip
+        if at is None:
+            tiers[-1]["plugins"].append(copy.deepcopy(entry))
+            at = (len(tiers) - 1, len(tiers[-1]["plugins"]) - 1)
+        else:
+            plugin = tiers[at[0]]["plugins"][at[1]]
+            generated = plugin.get("arguments", {})
+            plugin.update(copy.deepcopy(entry))
+            if generated and isinstance(entry.get("arguments"), dict):
+                plugin["arguments"] = {**generated, **plugin["arguments"]}
+        origins[at] = index
+    return conf, origins
+
+
+def _generated_conf(cluster: Cluster) -> dict:
     s = cluster.scheduler
     hierarchy = any(t.queue.parent for t in cluster.tenants)
     queue_plugin: dict = {"name": s.queue_plugin}

@@ -24,34 +24,43 @@ def usages(workload: Workload) -> tuple[str, str]:
     return workload.type, "hybrid"
 
 
+def _expressions(*pairs: tuple[str, list[str]]) -> dict:
+    return {"matchExpressions": [{"key": key, "operator": "In", "values": values} for key, values in pairs]}
+
+
 def affinity(cluster: Cluster, w: Workload) -> dict:
-    keys = cluster.keys
+    """Strict placement requires a pool of the workload's usage (or hybrid) and tier, and prefers its own
+    usage; preferred placement only prefers its tier's pools, its own usage most."""
+    usage, tier = cluster.keys.usage, cluster.keys.tier
+    if w.placement == "strict":
+        required = {"nodeSelectorTerms": [_expressions((usage, list(usages(w))), (tier, [w.tier.name]))]}
+        return {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": required,
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": PREFERRED_WEIGHT, "preference": _expressions((usage, [w.type]))}
+                ],
+            }
+        }
     return {
         "nodeAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [
-                    {
-                        "matchExpressions": [
-                            {"key": keys.usage, "operator": "In", "values": list(usages(w))},
-                            {"key": keys.tier, "operator": "In", "values": [w.tier.name]},
-                        ]
-                    }
-                ]
-            },
             "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": PREFERRED_WEIGHT, "preference": _expressions((usage, [w.type]), (tier, [w.tier.name]))},
                 {
-                    "weight": PREFERRED_WEIGHT,
-                    "preference": {"matchExpressions": [{"key": keys.usage, "operator": "In", "values": [w.type]}]},
-                }
-            ],
+                    "weight": PREFERRED_WEIGHT // 2,
+                    "preference": _expressions((usage, ["hybrid"]), (tier, [w.tier.name])),
+                },
+            ]
         }
     }
 
 
 def tolerations(cluster: Cluster, w: Workload) -> list[dict]:
+    """The usage taints of the pools the workload may use and the product taints of its tier, then the
+    policy's extra tolerations."""
     usage = [{"key": cluster.keys.usage, "operator": "Equal", "value": u, "effect": "NoSchedule"} for u in usages(w)]
     products = [{"key": GFD_PRODUCT, "operator": "Equal", "value": p, "effect": "NoSchedule"} for p in w.tier.products]
-    return usage + products
+    return usage + products + [dict(t) for t in w.tolerations]
 
 
 def pod_template(
@@ -69,6 +78,8 @@ def pod_template(
         spec["priorityClassName"] = w.priority_class
     if restart_policy:
         spec["restartPolicy"] = restart_policy
+    if w.node_selector:
+        spec["nodeSelector"] = dict(w.node_selector)
     spec["affinity"] = affinity(cluster, w)
     spec["tolerations"] = tolerations(cluster, w)
     spec["containers"] = [

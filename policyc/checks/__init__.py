@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from policyc.checks import limits, priorities, queues, workloads
+from policyc.checks import capacity, limits, priorities, queue_tree, queues, volcano_scheduler, workloads
 from policyc.diagnostics import Diagnostic
 from policyc.ir import Cluster
 
@@ -16,8 +16,15 @@ CHECKS: tuple[Check, ...] = (
     queues.check,
     limits.check,
     workloads.check,
+    capacity.check,
 )
+
+BACKEND_CHECKS: dict[str, tuple[Check, ...]] = {
+    "volcano": (queue_tree.check, volcano_scheduler.check),
+}
+"""Checks of what one scheduler backend accepts, run only when the policy compiles for it."""
 
 
 def run_checks(cluster: Cluster) -> list[Diagnostic]:
-    return [d for check in CHECKS for d in check(cluster)]
+    checks = (*CHECKS, *BACKEND_CHECKS.get(cluster.scheduler.backend, ()))
+    return [d for check in checks for d in check(cluster)]

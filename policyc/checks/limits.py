@@ -40,8 +40,9 @@ def _not_whole(cluster: Cluster, resource: str, amount: Quantity, path: Path) ->
     hint = f"use {math.ceil(amount.value)}"
     if resource == cluster.gpu_resource:
         hint += " (share GPUs with MIG or time-slicing, not with fractions)"
-    return diag("non-integer-quantity", f"{where(path)} is {_decimal(amount)}, but must be a whole number", path,
-                hint=hint)  # fmt: skip
+    return diag(
+        "non-integer-quantity", f"{where(path)} is {_decimal(amount)}, but must be a whole number", path, hint=hint
+    )
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:
@@ -49,9 +50,7 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
         q = t.queue
         for field, resources in (("guarantee", q.guarantee), ("capability", q.capability)):
             yield from _whole(cluster, resources, (*t.path, "queue", field))
-        # deserved defaults to the guarantee: only what differs from it was written as deserved
-        written = {r: a for r, a in q.deserved.items() if q.guarantee.get(r) != a}
-        yield from _whole(cluster, written, (*t.path, "queue", "deserved"))
+        yield from _whole(cluster, q.deserved_given, (*t.path, "queue", "deserved"))
         if t.quota is not None:
             for key, amount in t.quota.hard.items():
                 prefix, _, resource = key.partition(".") if key.startswith(("requests.", "limits.")) else ("", "", key)
@@ -71,9 +70,12 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
                 for resource, amount in low.items():
                     if resource in high and amount > high[resource]:
                         path = (*base, low_name, cluster.policy_key(resource))
-                        yield diag("limit-range-inconsistent",
-                                   f"{where(path)} is {amount}, above {high_name} ({high[resource]})", path,
-                                   hint=f"Kubernetes requires {' <= '.join(name for name, _ in chain)}")  # fmt: skip
+                        yield diag(
+                            "limit-range-inconsistent",
+                            f"{where(path)} is {amount}, above {high_name} ({high[resource]})",
+                            path,
+                            hint=f"Kubernetes requires {' <= '.join(name for name, _ in chain)}",
+                        )
 
 
 def _whole(cluster: Cluster, resources: Resources, base: Path) -> Iterator[Diagnostic]:

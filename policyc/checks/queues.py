@@ -13,22 +13,31 @@ RESERVED_QUEUES = ("root", "default")
 def check(cluster: Cluster) -> Iterator[Diagnostic]:
     for t in cluster.tenants:
         if t.name in RESERVED_QUEUES:
-            yield diag("reserved-queue-name",
-                       f"tenant '{t.name}' would own the queue '{t.name}', which Volcano creates and manages itself",
-                       (*t.path, "name"), hint="give the tenant another name")  # fmt: skip
+            yield diag(
+                "reserved-queue-name",
+                f"tenant '{t.name}' would own the queue '{t.name}', which Volcano creates and manages itself",
+                (*t.path, "name"),
+                hint="give the tenant another name",
+            )
         q, base = t.queue, (*t.path, "queue")
         for resource, guarantee in q.guarantee.items():
             deserved, key = q.deserved[resource], cluster.policy_key(resource)
             if guarantee > deserved:
                 path = (*base, "deserved", key)
-                yield diag("guarantee-above-deserved",
-                           f"{where(path)} is {deserved}, below the guarantee of {guarantee}", path,
-                           hint=f"raise deserved to at least {guarantee} or lower the guarantee")  # fmt: skip
+                yield diag(
+                    "guarantee-above-deserved",
+                    f"{where(path)} is {deserved}, below the guarantee of {guarantee}",
+                    path,
+                    hint=f"raise deserved to at least {guarantee} or lower the guarantee",
+                )
         for resource, deserved in q.deserved.items():
             cap, key = q.capability.get(resource), cluster.policy_key(resource)
             if cap is not None and deserved > cap:
                 field = "guarantee" if q.guarantee.get(resource) == deserved else "deserved"
                 path = (*base, field, key)
-                yield diag("deserved-above-capability",
-                           f"{where(path)} is {deserved}, above the capability of {cap}", path,
-                           hint=f"raise capability to at least {deserved} or lower {field}")  # fmt: skip
+                yield diag(
+                    "deserved-above-capability",
+                    f"{where(path)} is {deserved}, above the capability of {cap}",
+                    path,
+                    hint=f"raise capability to at least {deserved} or lower {field}",
+                )

@@ -7,9 +7,9 @@ on hover.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
 from pydantic.alias_generators import to_camel
 
 from policyc.model.types import (
@@ -22,7 +22,9 @@ from policyc.model.types import (
     Quantity,
     ResourceMap,
     SubdomainName,
+    policy_error,
 )
+from policyc.volcano_conf import ACTIONS
 
 API_VERSION = "policyc.io/v1alpha1"
 KIND = "ClusterPolicy"
@@ -30,9 +32,8 @@ KIND = "ClusterPolicy"
 Usage = Literal["training", "inference", "hybrid"]
 WorkloadType = Literal["training", "inference"]
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
-VolcanoAction = Literal[
-    "enqueue", "allocate", "backfill", "preempt", "reclaim", "gangpreempt", "gangreclaim", "shuffle"
-]
+VolcanoActionName = Annotated[str, WithJsonSchema({"enum": list(ACTIONS)})]
+"""An action name; checked (with hints for removed and misspelt actions) by the Volcano backend's checks."""
 WorkloadKind = Literal["VolcanoJob", "Deployment", "PyTorchJob"]
 
 
@@ -86,6 +87,31 @@ class Taint(Model):
     effect: TaintEffect = Field(description="NoSchedule, PreferNoSchedule or NoExecute.")
 
 
+class Toleration(Model):
+    """A toleration as in a pod spec (policyc writes the ones a workload needs; these are extra)."""
+
+    key: LabelKey | None = Field(None, description="Taint key; empty with operator Exists tolerates every taint.")
+    operator: Literal["Equal", "Exists"] = Field("Equal", description="Equal (key and value) or Exists (key only).")
+    value: LabelValue | None = Field(None, description="Taint value, for operator Equal.")
+    effect: TaintEffect | None = Field(None, description="Effect to tolerate; empty tolerates every effect.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Toleration:
+        if self.operator == "Exists" and self.value:
+            raise policy_error(
+                "invalid-value",
+                "a toleration with operator Exists takes no value",
+                hint="remove the value, or use operator Equal",
+            )
+        if not self.key and self.operator != "Exists":
+            raise policy_error(
+                "invalid-value",
+                "a toleration without a key must use operator Exists",
+                hint="add the taint key, or set operator: Exists to tolerate every taint",
+            )
+        return self
+
+
 class NodePool(Model):
     name: Name = Field(description="Pool name, written to the <domain>/node.pool node label.")
     usage: Usage = Field(description=("training, inference, or hybrid (the overflow pool both kinds of work may use)."))
@@ -137,9 +163,8 @@ class PriorityClass(Model):
 
 class Scheduler(Model):
     backend: Literal["volcano"] = Field("volcano", description="The batch scheduler the policy compiles for.")
-    actions: list[VolcanoAction] = Field(
+    actions: list[VolcanoActionName] = Field(
         default_factory=lambda: ["enqueue", "allocate", "preempt", "reclaim", "backfill"],
-        min_length=1,
         description="Volcano scheduler actions, in the order they run each cycle.",
     )
     queue_plugin: Literal["proportion", "capacity"] = Field(
@@ -151,6 +176,14 @@ class Scheduler(Model):
     placement: Literal["binpack", "spread"] = Field(
         "binpack",
         description=("binpack fills GPU nodes before using empty ones; spread balances GPU use across nodes."),
+    )
+    plugins: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description=(
+            "Extra plugin settings, written as in volcano-scheduler.conf ({name, enable... flags, arguments}): "
+            "merged into the generated plugin of that name, or added to the last tier. policyc checks names, "
+            "flags, argument keys and types against its model of Volcano's scheduler."
+        ),
     )
 
 
@@ -236,6 +269,20 @@ class Workload(Model):
     image: str | None = Field(None, min_length=1, description="Container image for the template.")
     cpu: Quantity | None = Field(None, description="CPU request per pod.")
     memory: Quantity | None = Field(None, description="Memory request per pod.")
+    placement: Literal["strict", "preferred"] = Field(
+        "strict",
+        description=(
+            "strict: the pods require a pool of their usage (or hybrid) and tier. preferred: they only prefer "
+            "one, and taints alone keep them off other pools. policyc proves either way that they cannot land "
+            "on a pool of the other usage or another tier."
+        ),
+    )
+    node_selector: dict[LabelKey, LabelValue] = Field(
+        default_factory=dict, description="Extra node labels the pods require (e.g. a zone)."
+    )
+    tolerations: list[Toleration] = Field(
+        default_factory=list, description="Extra tolerations, e.g. for a pool's own taints."
+    )
 
 
 class Spec(Model):

@@ -44,8 +44,9 @@ def policy_error(rule: str, message: str, hint: str | None = None) -> PydanticCu
     return PydanticCustomError("policyc", "{message}", {"rule": rule, "message": message, "hint": hint})
 
 
-def _syntax(check: Callable[[str], list[str]], rule: str, what: str,
-            fix: Callable[[str], str] | None = None) -> Callable[[str], str]:  # fmt: skip
+def _syntax(
+    check: Callable[[str], list[str]], rule: str, what: str, fix: Callable[[str], str] | None = None
+) -> Callable[[str], str]:
     """A validator applying a Kubernetes syntax check; `fix` proposes a corrected value for the hint."""
 
     def validate(value: str) -> str:
@@ -126,8 +127,11 @@ def _node_pattern(value: str) -> str:
 def _kubernetes_version(value: str) -> str:
     if not re.match(KUBERNETES_VERSION, value):
         match = re.match(r"^v?(1\.[0-9]+)(\.[0-9]+)?$", value.strip())
-        raise policy_error("invalid-value", f"'{value}' is not a Kubernetes minor version such as \"1.33\"",
-                           f"did you mean \"{match.group(1)}\"?" if match else None)  # fmt: skip
+        raise policy_error(
+            "invalid-value",
+            f"'{value}' is not a Kubernetes minor version such as \"1.33\"",
+            f'did you mean "{match.group(1)}"?' if match else None,
+        )
     return value
 
 

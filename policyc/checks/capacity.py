@@ -1,0 +1,107 @@
+"""Totals against what the cluster has: queue guarantees (error) and namespace quotas (warning, with the
+ratio), per resource. Only resources whose capacity the policy states are compared: GPUs always (count
+times nodes), cpu and memory when every pool gives its allocatable."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from policyc.diagnostics import Diagnostic, diag
+from policyc.ir import Cluster, Pool, Tenant
+from policyc.k8s.quantity import Quantity
+
+
+def capacity(cluster: Cluster, pools: Sequence[Pool]) -> dict[str, Quantity]:
+    """Resource name -> total over `pools`, for the resources every one of them states."""
+    if not pools:
+        return {}
+    out = {cluster.gpu_resource: Quantity.from_value(sum(p.gpus for p in pools))}
+    for resource in set.intersection(*(set(p.allocatable) for p in pools)) - {cluster.gpu_resource}:
+        out[resource] = sum((p.allocatable[resource] * len(p.nodes) for p in pools), Quantity.from_value(0))
+    return out
+
+
+def _serving_pools(cluster: Cluster, tenant: Tenant) -> list[Pool] | None:
+    """Pools that can run the tenant's workloads (their tiers); None when it declares no workload."""
+    tiers = {w.tier.name for w in cluster.workloads if w.tenant == tenant.name}
+    return [p for p in cluster.pools if p.tier in tiers] if tiers else None
+
+
+def _breakdown(pools: Sequence[Pool], resource: str, cluster: Cluster) -> str:
+    if resource == cluster.gpu_resource:
+        parts = [f"{p.name} {p.gpus}" for p in pools]
+    else:
+        parts = [f"{p.name} {p.allocatable[resource] * len(p.nodes)}" for p in pools]
+    return ", ".join(parts[:6]) + (f", and {len(parts) - 6} more" if len(parts) > 6 else "")
+
+
+def check(cluster: Cluster) -> Iterator[Diagnostic]:
+    if not cluster.complete:  # totals over a partly parsed policy would mislead
+        return
+    yield from _tiers_without_pools(cluster)
+    total = capacity(cluster, cluster.pools)
+    guaranteed = [t for t in cluster.tenants if t.queue.guarantee]
+    for resource, available in total.items():
+        amounts = [(t, t.queue.guarantee[resource]) for t in guaranteed if resource in t.queue.guarantee]
+        if not amounts:
+            continue
+        asked = sum((a for _, a in amounts), Quantity.from_value(0))
+        if asked > available:
+            shares = ", ".join(f"{t.name} {a}" for t, a in amounts)
+            yield diag(
+                "guarantee-exceeds-capacity",
+                f"queues guarantee {asked} {resource} in total ({shares}), but the cluster has {available} "
+                f"({_breakdown(cluster.pools, resource, cluster)})",
+                ("spec", "tenants"),
+                hint="lower the guarantees or add nodes; Volcano cannot honour a guarantee it cannot reserve",
+            )
+    for t in guaranteed:
+        pools = _serving_pools(cluster, t)
+        if not pools:
+            continue
+        serving = capacity(cluster, pools)
+        for resource, amount in t.queue.guarantee.items():
+            if resource == cluster.gpu_resource and resource in serving and amount > serving[resource]:
+                tiers = sorted({p.tier for p in pools})
+                yield diag(
+                    "guarantee-exceeds-capacity",
+                    f"tenant '{t.name}' is guaranteed {amount} {resource}, but the pools of its workloads' "
+                    f"tier{'s' if len(tiers) > 1 else ''} ({', '.join(tiers)}) have {serving[resource]} "
+                    f"({_breakdown(pools, resource, cluster)})",
+                    (*t.path, "queue", "guarantee", cluster.policy_key(resource)),
+                    hint="lower the guarantee, or add pools of those tiers",
+                )
+    yield from _overcommit(cluster, total)
+
+
+def _overcommit(cluster: Cluster, total: dict[str, Quantity]) -> Iterator[Diagnostic]:
+    for resource, available in total.items():
+        key = f"requests.{resource}"
+        parts = [
+            (t, t.quota.hard[key] * len(t.namespaces))
+            for t in cluster.tenants
+            if t.quota is not None and key in t.quota.hard
+        ]
+        if not parts or available.is_zero():
+            continue
+        allowed = sum((a for _, a in parts), Quantity.from_value(0))
+        if allowed > available:
+            ratio = float(allowed.value / available.value)
+            yield diag(
+                "quota-overcommit",
+                f"namespace quotas allow {allowed} {key} in total, {ratio:.2f}x the cluster's {available}",
+                ("spec", "tenants"),
+                hint="fine if intended (not every tenant peaks at once); queues, not quotas, then decide who waits",
+            )
+
+
+def _tiers_without_pools(cluster: Cluster) -> Iterator[Diagnostic]:
+    served = {p.tier for p in cluster.pools}
+    for tier in cluster.tiers:
+        if tier.name not in served:
+            yield diag(
+                "tier-without-pools",
+                f"GPU tier '{tier.name}' has no node pool",
+                (*tier.path, "name"),
+                hint=f"add a pool with one of its products ({', '.join(tier.products)}) or remove the tier",
+            )

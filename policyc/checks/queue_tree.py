@@ -1,0 +1,129 @@
+"""Hierarchical queues as Volcano's admission webhook checks them (when any tenant names a parent):
+the capacity plugin is needed, no cycles, depth at most 5 below root, children's guarantees and deserved
+within their parent's, capabilities within every ancestor's, and workloads only in leaf queues."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from policyc.diagnostics import Diagnostic, diag
+from policyc.ir import Cluster, Resources, Tenant
+from policyc.k8s.quantity import Quantity
+
+MAX_DEPTH = 5
+"""Volcano's --max-queue-depth default (v1.15+): levels below root."""
+
+
+def _ancestors(tenant: Tenant, by_name: dict[str, Tenant]) -> list[Tenant] | None:
+    """Parents of `tenant`, nearest first; None on a cycle."""
+    out: list[Tenant] = []
+    seen = {tenant.name}
+    current = tenant
+    while current.queue.parent and current.queue.parent in by_name:
+        current = by_name[current.queue.parent]
+        if current.name in seen:
+            return None
+        seen.add(current.name)
+        out.append(current)
+    return out
+
+
+def _cycle(tenant: Tenant, by_name: dict[str, Tenant]) -> list[str]:
+    """The names on the parent cycle that `tenant` leads into."""
+    path, current = [], tenant
+    while current.name not in path:
+        path.append(current.name)
+        current = by_name[current.queue.parent]
+    return path[path.index(current.name) :]
+
+
+def _sum(children: list[Tenant], field: str) -> Resources:
+    out: dict[str, Quantity] = {}
+    for child in children:
+        for resource, amount in getattr(child.queue, field).items():
+            out[resource] = out[resource] + amount if resource in out else amount
+    return out
+
+
+def check(cluster: Cluster) -> Iterator[Diagnostic]:
+    with_parent = [t for t in cluster.tenants if t.queue.parent]
+    if not with_parent:
+        return
+    if cluster.scheduler.queue_plugin != "capacity":
+        others = f" and {len(with_parent) - 1} more" if len(with_parent) > 1 else ""
+        yield diag(
+            "hierarchy-needs-capacity",
+            f"queue parents are used (by tenant '{with_parent[0].name}'{others}), but the "
+            f"{cluster.scheduler.queue_plugin} plugin ignores them",
+            ("spec", "scheduler", "queuePlugin"),
+            hint="set scheduler.queuePlugin: capacity for hierarchical queues",
+        )
+    by_name = {t.name: t for t in cluster.tenants}
+    cycles: set[frozenset[str]] = set()
+    for t in with_parent:
+        ancestors = _ancestors(t, by_name)
+        if ancestors is None:
+            cycle = _cycle(t, by_name)
+            if frozenset(cycle) in cycles:
+                continue
+            cycles.add(frozenset(cycle))
+            yield diag(
+                "queue-cycle",
+                f"queue parents form a cycle: {' -> '.join([*cycle, cycle[0]])}",
+                (*t.path, "queue", "parent"),
+                hint="queue parents must form a tree",
+            )
+            continue
+        if len(ancestors) + 1 > MAX_DEPTH:
+            chain = " -> ".join([t.name, *(a.name for a in ancestors)])
+            yield diag(
+                "queue-tree-too-deep",
+                f"queue '{t.name}' is {len(ancestors) + 1} levels below root ({chain}); Volcano allows {MAX_DEPTH}",
+                (*t.path, "queue", "parent"),
+                hint="flatten the queue tree",
+            )
+        for resource, cap in t.queue.capability.items():
+            bound = next((a for a in ancestors if resource in a.queue.capability), None)
+            if bound is not None and cap > bound.queue.capability[resource]:
+                yield diag(
+                    "child-capability-above-ancestor",
+                    f"queue '{t.name}' caps {resource} at {cap}, above its ancestor '{bound.name}' "
+                    f"({bound.queue.capability[resource]})",
+                    (*t.path, "queue", "capability", cluster.policy_key(resource)),
+                    hint=f"lower it to at most {bound.queue.capability[resource]}",
+                )
+    yield from _children_within_parents(cluster, by_name)
+    parents = {t.queue.parent for t in with_parent}
+    for w in cluster.workloads:
+        if w.tenant in parents:
+            yield diag(
+                "workload-in-parent-queue",
+                f"workload '{w.name}' submits to queue '{w.tenant}', which has child queues; Volcano accepts "
+                "jobs only in leaf queues",
+                (*w.path, "tenant"),
+                hint=f"run it as a tenant whose queue is a child of '{w.tenant}'",
+            )
+
+
+def _children_within_parents(cluster: Cluster, by_name: dict[str, Tenant]) -> Iterator[Diagnostic]:
+    children: dict[str, list[Tenant]] = {}
+    for t in cluster.tenants:
+        if t.queue.parent in by_name:
+            children.setdefault(t.queue.parent, []).append(t)
+    for parent_name, kids in sorted(children.items()):
+        parent = by_name[parent_name]
+        written = any(q.queue.deserved_given for q in (parent, *kids))
+        # deserved defaults to the guarantee: compared only when written, or it repeats the guarantee's error
+        for field in ("guarantee", "deserved") if written else ("guarantee",):
+            own = getattr(parent.queue, field)
+            for resource, total in _sum(kids, field).items():
+                limit = own.get(resource, Quantity.from_value(0))
+                if total > limit:
+                    names = ", ".join(k.name for k in kids if resource in getattr(k.queue, field))
+                    yield diag(
+                        "children-exceed-parent",
+                        f"child queues of '{parent.name}' ({names}) have {field} {total} {resource} in total, "
+                        f"more than its {field} of {limit}",
+                        (*parent.path, "queue", field),
+                        hint=f"raise '{parent.name}' {field} to at least {total}, or lower the children's",
+                    )

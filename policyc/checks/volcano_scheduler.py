@@ -1,0 +1,78 @@
+"""The Volcano scheduler settings: the actions and the generated volcano-scheduler.conf (with the policy's
+extra plugin settings merged in) against policyc's strict model of Volcano's scheduler
+(`policyc.volcano_conf`); queue fields the chosen queue plugin ignores; actions the policy relies on."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from policyc.backends.volcano import scheduler_conf_with_origins
+from policyc.diagnostics import Diagnostic, diag
+from policyc.ir import Cluster
+from policyc.volcano_conf import check_actions, check_conf
+
+SCHEDULER = ("spec", "scheduler")
+
+
+def check(cluster: Cluster) -> Iterator[Diagnostic]:
+    for f in check_actions(cluster.scheduler.actions, (*SCHEDULER, "actions")):
+        yield diag(f.rule, f.message, f.path, hint=f.hint)
+    yield from _plugins(cluster)
+    yield from _queue_fields(cluster)
+
+
+def _plugins(cluster: Cluster) -> Iterator[Diagnostic]:
+    first: dict[object, int] = {}
+    for i, entry in enumerate(cluster.scheduler.plugins):
+        name = entry.get("name")
+        if isinstance(name, str) and name in first:
+            yield diag("duplicate-plugin", f"plugin '{name}' is configured twice in scheduler.plugins",
+                       (*SCHEDULER, "plugins", i, "name"), hint=f"merge it into plugins[{first[name]}]")  # fmt: skip
+        first.setdefault(name, i)
+    conf, origins = scheduler_conf_with_origins(cluster)
+    for f in check_conf(conf):
+        if f.path[:1] == ("actions",):
+            continue  # reported against the policy's list of actions above
+        at = (f.path[1], f.path[3]) if f.path[:1] == ("tiers",) and len(f.path) >= 4 else None
+        if at in origins:
+            yield diag(f.rule, f.message, (*SCHEDULER, "plugins", origins[at], *f.path[4:]), hint=f.hint)
+        else:  # in what policyc generates by itself: a policyc bug, but never silently
+            yield diag(f.rule, f"the generated volcano-scheduler.conf: {f.message}", SCHEDULER, hint=f.hint)
+
+
+def _queue_fields(cluster: Cluster) -> Iterator[Diagnostic]:
+    plugin, actions = cluster.scheduler.queue_plugin, cluster.scheduler.actions
+    for t in cluster.tenants:
+        q = t.queue
+        extra = {r: a for r, a in q.deserved_given.items() if q.guarantee.get(r) != a}
+        if plugin == "proportion" and extra:
+            yield diag(
+                "deserved-ignored",
+                f"queue '{t.name}' sets deserved, which the proportion plugin ignores (it derives a fair share "
+                "from the weight); policyc still writes it because Volcano's webhook demands deserved >= "
+                "guarantee",
+                (*t.path, "queue", "deserved"),
+                hint="use weight with proportion, or set scheduler.queuePlugin: capacity",
+            )
+        if plugin == "capacity" and q.weight != 1:
+            yield diag(
+                "weight-ignored",
+                f"queue '{t.name}' sets weight {q.weight}, which the capacity plugin ignores",
+                (*t.path, "queue", "weight"),
+                hint="use deserved with capacity, or set scheduler.queuePlugin: proportion",
+            )
+    if "allocate" not in actions:
+        yield diag(
+            "missing-scheduler-action",
+            "the actions do not include allocate: Volcano will place no pod",
+            ("spec", "scheduler", "actions"),
+            hint="add allocate",
+        )
+    if "reclaim" not in actions and any(t.queue.guarantee for t in cluster.tenants):
+        yield diag(
+            "missing-scheduler-action",
+            "queues have guarantees but the actions do not include reclaim: a queue cannot take back its "
+            "share from queues that borrowed it",
+            ("spec", "scheduler", "actions"),
+            hint="add reclaim",
+        )

@@ -1,0 +1,117 @@
+"""`policyc explain`: the placement matrix with a reason per cell, and where each emitted object comes from.
+
+Data first (`placement_rows`, `provenance_rows`), rendering second (text or JSON), so that other front ends
+can reuse the data.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+from policyc.compiler import Compilation
+from policyc.diagnostics import where
+from policyc.placement import CONTROL_PLANE, Cell, matrix, targets, workload_templates
+
+
+@dataclass(frozen=True)
+class PlacementRow:
+    workload: str
+    role: str
+    pool: str
+    usage: str | None
+    tier: str | None
+    verdict: str
+    """preferred (admitted, and scored highest among the admitting pools), admitted, or rejected."""
+    score: int
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class ProvenanceRow:
+    file: str
+    kind: str
+    name: str
+    namespace: str | None
+    sources: list[str]
+    """Policy locations the object was built from: 'FILE:LINE:COL path'."""
+
+
+def placement_rows(
+    compilation: Compilation, workload: str | None = None, pool: str | None = None
+) -> list[PlacementRow]:
+    cluster = compilation.cluster
+    assert cluster is not None
+    info = {t.name: t for t in targets(cluster)}
+    cells = matrix(cluster, workload_templates(compilation.artifacts))
+    best: dict[tuple[str, str], int] = {}
+    for c in cells:
+        if c.admitted:
+            best[(c.workload, c.role)] = max(best.get((c.workload, c.role), 0), c.score)
+    rows = []
+    for c in cells:
+        if (workload and c.workload != workload) or (pool and c.target != pool):
+            continue
+        rows.append(PlacementRow(c.workload, c.role, c.target, info[c.target].usage, info[c.target].tier,
+                                 _verdict(c, best), c.score, c.reason))  # fmt: skip
+    return rows
+
+
+def _verdict(cell: Cell, best: dict[tuple[str, str], int]) -> str:
+    if not cell.admitted:
+        return "rejected"
+    return "preferred" if cell.score == best[(cell.workload, cell.role)] and cell.score > 0 else "admitted"
+
+
+def provenance_rows(compilation: Compilation, selector: str) -> list[ProvenanceRow]:
+    """Objects matching `selector` (an output file, Kind/name, Kind/namespace/name, or 'all')."""
+    report = compilation.report
+    rows = []
+    for artifact in compilation.artifacts:
+        for m in artifact.manifests:
+            meta = m.obj.get("metadata") or {}
+            kind, name, namespace = m.obj["kind"], meta.get("name", ""), meta.get("namespace")
+            ids = {"all", artifact.path, f"{kind}/{name}", f"{kind}/{namespace}/{name}"}
+            if selector not in ids:
+                continue
+            sources = []
+            for path in m.sources:
+                line, column = report.source_map.locate(path) if report.source_map else (1, 1)
+                sources.append(f"{report.file}:{line}:{column} {where(path)}")
+            rows.append(ProvenanceRow(artifact.path, kind, name, namespace, sources))
+    return rows
+
+
+def render_placement_text(rows: Sequence[PlacementRow]) -> str:
+    """A matrix (P preferred, A admitted, . rejected), then one line per cell with its reason."""
+    pools = list(dict.fromkeys(r.pool for r in rows))
+    keys = list(dict.fromkeys((r.workload, r.role) for r in rows))
+    multi_role = len({r.role for r in rows}) > 1
+    label = {k: f"{k[0]} ({k[1]})" if multi_role else k[0] for k in keys}
+    first = max([len("workload"), *(len(v) for v in label.values())])
+    mark = {"preferred": "P", "admitted": "A", "rejected": "."}
+    cell = {(r.workload, r.role, r.pool): mark[r.verdict] for r in rows}
+    lines = ["Placement (P preferred, A admitted, . rejected):", "",
+             " ".join(["workload".ljust(first), *pools])]  # fmt: skip
+    for k in keys:
+        lines.append(" ".join([label[k].ljust(first), *(cell[(*k, p)].center(len(p)) for p in pools)]))
+    lines.append("")
+    for r in rows:
+        where_ = f"{r.usage}, {r.tier}" if r.pool != CONTROL_PLANE else "control plane"
+        why = r.reason if r.verdict == "rejected" else f"preferred-affinity score {r.score}"
+        lines.append(f"{label[(r.workload, r.role)]} -> {r.pool} ({where_}): {r.verdict}: {why}")
+    return "\n".join(lines)
+
+
+def render_provenance_text(rows: Sequence[ProvenanceRow]) -> str:
+    lines = []
+    for r in rows:
+        ident = f"{r.kind} {r.namespace + '/' if r.namespace else ''}{r.name}"
+        lines.append(f"{r.file}: {ident} <- {'; '.join(r.sources) or 'the policy as a whole'}")
+    return "\n".join(lines)
+
+
+def render_json(placement: Sequence[PlacementRow], provenance: Sequence[ProvenanceRow]) -> str:
+    doc = {"version": 1, "placement": [asdict(r) for r in placement], "objects": [asdict(r) for r in provenance]}
+    return json.dumps(doc, indent=2, ensure_ascii=False)

@@ -1,0 +1,254 @@
+"""The placement proof: where can each workload template's pods land?
+
+Every pod template the compiler emits is evaluated against every pool of the node plan (and the control
+plane) with kube-scheduler's filter semantics (`policyc.k8s.scheduling`): nodeSelector and required node
+affinity, then NoSchedule/NoExecute taints against tolerations. Nodes of a pool carry the same labels
+and taints, so one node stands for its pool (the templates do not select by node name). The build fails
+if a template can land on a pool of the other usage, of another GPU tier, on the control plane, or
+nowhere; it warns if a template prefers a hybrid pool to its dedicated one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from policyc.artifacts import Artifact
+from policyc.diagnostics import Diagnostic, diag
+from policyc.ir import GFD_PRODUCT, Cluster, Workload
+from policyc.k8s.scheduling import PreferredTerms, RequiredNodeAffinity, taint_filter, tolerates_taint
+
+CONTROL_PLANE = "(control plane)"
+"""Name of the control plane in the matrix; not a valid pool name, so it cannot clash with one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A pool (or the control plane) as the scheduler sees one of its nodes."""
+
+    name: str
+    usage: str | None
+    tier: str | None
+    node: Mapping[str, Any]
+    nodes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """The verdict for one workload's pods on one target."""
+
+    workload: str
+    role: str
+    target: str
+    admitted: bool
+    score: int
+    reason: str | None
+    """Why the pods are rejected (None when admitted)."""
+
+    @property
+    def verdict(self) -> str:
+        return "admitted" if self.admitted else "rejected"
+
+
+def targets(cluster: Cluster) -> list[Target]:
+    """The pools of the node plan, then the control plane, each as one representative node."""
+    out = []
+    for p in cluster.pools:
+        labels = dict(p.labels)
+        if p.gfd:  # GPU Feature Discovery sets it; the node script checks it
+            labels.setdefault(GFD_PRODUCT, p.product)
+        node = {
+            "metadata": {"name": p.nodes[0] if p.nodes else p.name, "labels": labels},
+            "spec": {"taints": [t.to_dict() for t in p.taints]},
+        }
+        out.append(Target(p.name, p.usage, p.tier, node, p.nodes))
+    if cluster.control_plane_nodes:
+        node = {
+            "metadata": {"name": cluster.control_plane_nodes[0], "labels": {}},
+            "spec": {"taints": [cluster.control_plane_taint.to_dict()]},
+        }
+        out.append(Target(CONTROL_PLANE, None, None, node, cluster.control_plane_nodes))
+    return out
+
+
+_POD_TEMPLATES = {
+    "Job": lambda spec: [(t["name"], t["template"]) for t in spec["tasks"]],
+    "Deployment": lambda spec: [("pod", spec["template"])],
+    "PyTorchJob": lambda spec: [(role, r["template"]) for role, r in spec["pytorchReplicaSpecs"].items()],
+}
+
+
+def pod_templates(obj: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """(role, pod template) of each kind of pod a workload object creates."""
+    return _POD_TEMPLATES[obj["kind"]](obj["spec"])
+
+
+def _evaluate(pod: Mapping[str, Any], target: Target) -> tuple[bool, int, str | None]:
+    required = RequiredNodeAffinity.from_pod(pod)
+    why = required.explain(target.node)
+    if why is None:
+        verdict = taint_filter(pod, target.node)
+        why = None if verdict.admit else verdict.detail
+    preferred = (((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "preferredDuringSchedulingIgnoredDuringExecution"
+    )
+    score = PreferredTerms.parse(preferred).score(target.node) if why is None else 0
+    return why is None, score, why
+
+
+def matrix(cluster: Cluster, templates: Mapping[str, Mapping[str, Any]]) -> list[Cell]:
+    """Every (workload, pod role, target) verdict; identical pod specs are evaluated once."""
+    cells, seen = [], {}
+    all_targets = targets(cluster)
+    for workload in sorted(templates):
+        for role, pod in pod_templates(templates[workload]):
+            spec = pod.get("spec") or {}
+            key = json.dumps([spec.get("nodeSelector"), spec.get("affinity"), spec.get("tolerations")], sort_keys=True)
+            if key not in seen:
+                seen[key] = [_evaluate(pod, t) for t in all_targets]
+            for target, (admitted, score, why) in zip(all_targets, seen[key], strict=True):
+                cells.append(Cell(workload, role, target.name, admitted, score, why))
+    return cells
+
+
+def workload_templates(artifacts: list[Artifact]) -> dict[str, Mapping[str, Any]]:
+    """Workload name → its template object, from the emitted artifacts."""
+    return {
+        a.path.removeprefix("templates/").removesuffix(".yaml"): a.manifests[0].obj for a in artifacts if a.template
+    }
+
+
+def prove(cluster: Cluster, artifacts: list[Artifact]) -> list[Diagnostic]:
+    """Diagnostics for every template that can land where its policy forbids, or nowhere."""
+    templates = workload_templates(artifacts)
+    cells = matrix(cluster, templates)
+    by_target = {t.name: t for t in targets(cluster)}
+    out = []
+    for w in cluster.workloads:
+        mine = [c for c in cells if c.workload == w.name]
+        out.extend(_forbidden(cluster, w, mine, by_target, templates[w.name]))
+        out.extend(_nowhere(cluster, w, mine, by_target))
+        out.extend(_prefers_hybrid(w, mine, by_target))
+    return out
+
+
+def _why_admitted(cluster: Cluster, pod: Mapping[str, Any], target: Target) -> str:
+    """What lets the pods onto a target they should not reach: the affinity that does not exclude it and
+    the tolerations that tolerate its taints."""
+    spec = pod.get("spec") or {}
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    )
+    parts = ["no required node affinity excludes it" if required is None else "its required node affinity allows it"]
+    for taint in target.node["spec"]["taints"]:
+        if taint["effect"] == "PreferNoSchedule":
+            continue
+        tolerations = spec.get("tolerations") or []
+        by = next((t for t in tolerations if tolerates_taint(t, taint)), None)
+        if by is not None:
+            shown = ", ".join(f"{k}: {v}" for k, v in by.items())
+            value = f"={taint['value']}" if taint.get("value") else ""
+            parts.append(f"toleration {{{shown}}} tolerates its taint {taint['key']}{value}:{taint['effect']}")
+    return "; ".join(parts)
+
+
+def _location(w: Workload) -> tuple:
+    if w.placement == "preferred":
+        return (*w.path, "placement")
+    return (*w.path, "tolerations") if w.tolerations else (*w.path, "name")
+
+
+def _forbidden(
+    cluster: Cluster, w: Workload, cells: list[Cell], by_target: dict[str, Target], template: Mapping[str, Any]
+) -> Iterator[Diagnostic]:
+    """One diagnostic per kind of violation, naming every pool it concerns and why the first one admits."""
+    pods = dict(pod_templates(template))
+    found: dict[str, list[tuple[Cell, Target]]] = {}
+    for cell in cells:
+        target = by_target[cell.target]
+        if not cell.admitted or any(t is target for group in found.values() for _, t in group):
+            continue
+        if target.name == CONTROL_PLANE:
+            rule = "placement-control-plane"
+        elif target.usage not in (w.type, "hybrid"):
+            rule = "placement-wrong-usage"
+        elif target.tier != w.tier.name:
+            rule = "placement-wrong-tier"
+        else:
+            continue
+        found.setdefault(rule, []).append((cell, target))
+    for rule, group in found.items():
+        cell, first = group[0]
+        names = ", ".join(f"'{t.name}'" for _, t in group)
+        plural = "s" if len(group) > 1 else ""
+        if rule == "placement-control-plane":
+            what = f"the control-plane nodes ({', '.join(first.nodes)})"
+        elif rule == "placement-wrong-usage":
+            what = f"{' and '.join(sorted({t.usage for _, t in group}))} pool{plural} {names}"
+        else:
+            tiers = sorted({f"'{t.tier}'" for _, t in group})
+            what = f"pool{plural} {names} of GPU tier{'s' if len(tiers) > 1 else ''} {', '.join(tiers)}"
+        why = _why_admitted(cluster, pods[cell.role], first)
+        if len(group) > 1:
+            why = f"on '{first.name}', {why}"
+        yield diag(
+            rule,
+            f"{w.type} template '{w.name}' (templates/{w.name}.yaml) can land on {what}: {why}",
+            _location(w),
+            hint=_forbidden_hint(w),
+        )
+
+
+def _forbidden_hint(w: Workload) -> str:
+    if w.placement == "preferred":
+        return "use placement: strict, or drop the tolerations that tolerate policyc's usage and product taints"
+    return "drop the tolerations that tolerate policyc's usage and product taints"
+
+
+def _nowhere(cluster: Cluster, w: Workload, cells: list[Cell], by_target: dict[str, Target]) -> Iterator[Diagnostic]:
+    for role in dict.fromkeys(c.role for c in cells):
+        if any(c.admitted for c in cells if c.role == role):
+            continue
+        own = [
+            c
+            for c in cells
+            if c.role == role
+            and by_target[c.target].tier == w.tier.name
+            and by_target[c.target].usage in (w.type, "hybrid")
+        ]
+        pods = f"{role} pods of " if len({c.role for c in cells}) > 1 else ""
+        if not own:
+            article = "an" if w.type == "inference" else "a"
+            yield diag(
+                "placement-nowhere",
+                f"{pods}template '{w.name}' can land nowhere: no pool of GPU tier '{w.tier.name}' has usage "
+                f"{w.type} or hybrid",
+                (*w.path, "gpuTier"),
+                hint=f"add {article} {w.type} or hybrid pool with a GPU of tier '{w.tier.name}'",
+            )
+            continue
+        by_reason: dict[str, list[str]] = {}
+        for c in own:
+            by_reason.setdefault(c.reason or "", []).append(f"'{c.target}'")
+        reasons = "; ".join(f"pool{'s' if len(p) > 1 else ''} {', '.join(p)}: {r}" for r, p in by_reason.items())
+        hint = "tolerate the pools' own taints (tolerations), or drop the nodeSelector they do not match"
+        yield diag(
+            "placement-nowhere", f"{pods}template '{w.name}' can land nowhere: {reasons}", (*w.path, "name"), hint=hint
+        )
+
+
+def _prefers_hybrid(w: Workload, cells: list[Cell], by_target: dict[str, Target]) -> Iterator[Diagnostic]:
+    admitted = [c for c in cells if c.admitted and by_target[c.target].tier == w.tier.name]
+    dedicated = [c for c in admitted if by_target[c.target].usage == w.type]
+    hybrid = [c for c in admitted if by_target[c.target].usage == "hybrid"]
+    if dedicated and hybrid and max(c.score for c in hybrid) > max(c.score for c in dedicated):
+        best = max(hybrid, key=lambda c: c.score)
+        yield diag(
+            "placement-prefers-hybrid",
+            f"template '{w.name}' prefers hybrid pool '{best.target}' (score {best.score}) to its dedicated "
+            f"{w.type} pools (score {max(c.score for c in dedicated)})",
+            (*w.path, "name"),
+            hint="hybrid pools are the overflow; give the dedicated usage the highest preference",
+        )

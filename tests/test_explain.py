@@ -1,0 +1,75 @@
+"""policyc explain: the placement matrix with reasons, and the policy lines behind each object."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from policyc.cli import main
+from tests.conftest import REPO
+
+AI_PROD = str(REPO / "policies" / "ai-prod.yaml")
+
+
+def explain(*args: str):
+    return CliRunner().invoke(main, ["explain", *args])
+
+
+def line_of(text: str) -> int:
+    return (REPO / "policies" / "ai-prod.yaml").read_text().splitlines().index(text) + 1
+
+
+def test_matrix_of_the_full_example() -> None:
+    result = explain(AI_PROD)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    header = next(line for line in lines if line.startswith("workload"))
+    assert header.split() == ["workload", "a100-train", "a40-dev", "h100-train", "h20-hybrid", "l4-serve", "t4-serve",
+                              "(control", "plane)"]  # fmt: skip
+    row = next(line for line in lines if line.startswith("llm-pretraining"))
+    assert row.split()[2:] == ["P", ".", "P", "A", ".", ".", "."]
+    assert any(line.startswith("chat-serving (pod) -> h20-hybrid (hybrid, high-performance): rejected: expression "
+                               "ai.example.com/gpu.tier In [inference] does not match (node has 'high-performance')")
+               for line in lines)  # fmt: skip
+
+
+def test_filters_and_json() -> None:
+    result = explain(AI_PROD, "--workload", "vision-dev", "--format", "json")
+    assert result.exit_code == 0
+    rows = json.loads(result.stdout)["placement"]
+    assert {r["workload"] for r in rows} == {"vision-dev"}
+    verdicts = {r["pool"]: r["verdict"] for r in rows}
+    assert verdicts["a40-dev"] == "preferred"
+    assert verdicts["(control plane)"] == "rejected"
+    assert set(rows[0]) == {"workload", "role", "pool", "usage", "tier", "verdict", "score", "reason"}
+    one = explain(AI_PROD, "--pool", "l4-serve", "--format", "json")
+    assert {r["pool"] for r in json.loads(one.stdout)["placement"]} == {"l4-serve"}
+
+
+def test_unknown_names_are_usage_errors_with_a_hint() -> None:
+    result = explain(AI_PROD, "--pool", "l4-serv")
+    assert result.exit_code == 2 and "did you mean 'l4-serve'?" in result.output
+
+
+def test_provenance_points_at_the_policy_lines() -> None:
+    result = explain(AI_PROD, "--object", "Queue/team-b")
+    assert result.exit_code == 0, result.output
+    queue_line = next(i + 1 for i, text in enumerate((REPO / "policies" / "ai-prod.yaml").read_text().splitlines())
+                      if text.strip().startswith("queue: {weight: 2"))  # fmt: skip
+    assert result.stdout.strip() == (f"volcano/queues.yaml: Queue team-b <- {AI_PROD}:{queue_line}:14 "
+                                     "'tenants[1].queue'")  # fmt: skip
+    by_file = explain(AI_PROD, "--object", "tenants/team-b.yaml")
+    assert by_file.stdout.count("\n") == 6  # 2 namespaces x (namespace, quota, forbidden-classes quota)
+    assert explain(AI_PROD, "--object", "Queue/nope").exit_code == 2
+
+
+def test_explain_shows_the_matrix_of_a_failing_policy(tmp_path) -> None:
+    bad = tmp_path / "p.yaml"
+    zoned = "      gpus: 8\n      nodeSelector: {topology.kubernetes.io/zone: z}\n"
+    text = (REPO / "policies" / "minimal.yaml").read_text().replace("      gpus: 8\n", zoned)
+    bad.write_text(text)
+    result = explain(str(bad))
+    assert result.exit_code == 1
+    assert "Placement" in result.stdout and "nodeSelector topology.kubernetes.io/zone=z does not match" in result.stdout
+    assert "error PC504" in result.stderr
