@@ -1,7 +1,8 @@
-"""The command line: click commands only; the work is in `policyc.compiler` and `policyc.write`.
+"""The command line: click commands only; the work is in the modules they call.
 
-Exit codes: 0 success; 1 the policy has errors; 2 usage error (bad option, missing file argument,
-an output directory policyc will not replace); 3 internal error (a policyc bug).
+Exit codes: 0 success; 1 the policy has errors, or (with --check) the output directory differs from the
+build; 2 usage error (bad option, missing argument, an output directory policyc will not replace or
+cannot write); 3 internal error (a policyc bug).
 """
 
 from __future__ import annotations
@@ -9,12 +10,51 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from pathlib import Path
 
 import click
 
 from policyc import __version__
 
-EXIT_OK, EXIT_POLICY, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+DIAGNOSTIC_FORMATS = ("text", "json", "github", "sarif")
+
+_format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(DIAGNOSTIC_FORMATS),
+    default="text",
+    show_default=True,
+    help="Diagnostics as text (stderr), or JSON, GitHub annotations or SARIF 2.1.0 (stdout).",
+)
+
+
+def _colour(word: str, severity: str) -> str:
+    if os.environ.get("NO_COLOR"):
+        return word
+    return click.style(word, fg={"error": "red", "warning": "yellow"}.get(severity, "cyan"), bold=True)
+
+
+def _emit_diagnostics(compilations: list, fmt: str) -> None:
+    """Print every report's diagnostics in `fmt` (colour only reaches a terminal: click strips it elsewhere)."""
+    from policyc import formats
+
+    reports = [c.report for c in compilations]
+    if fmt == "json":
+        click.echo(formats.to_json(reports))
+    elif fmt == "github":
+        text = formats.to_github(reports)
+        if text:
+            click.echo(text)
+    elif fmt == "sarif":
+        click.echo(formats.to_sarif(reports))
+    else:
+        for report in reports:
+            text = formats.render_text(report, _colour)
+            if text:
+                click.echo(text, err=True)
+            if report.diagnostics:
+                click.echo(report.summary(), err=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -25,23 +65,12 @@ def main() -> None:
 
 @main.command()
 @click.argument("policy", type=click.Path(dir_okay=False))
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    required=True,
-    type=click.Path(file_okay=False),
-    help="Directory to write (replaced as a whole; created if missing).",
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="How to print diagnostics.",
-)
-def build(policy: str, output: str, fmt: str) -> None:
+@click.option("-o", "--output", "output", required=True, type=click.Path(file_okay=False),
+              help="Directory to write (replaced as a whole; created if missing).")  # fmt: skip
+@click.option("--check", is_flag=True,
+              help="Write nothing; exit 1 and show a diff if the output directory differs from the build.")  # fmt: skip
+@_format_option
+def build(policy: str, output: str, check: bool, fmt: str) -> None:
     """Compile POLICY and write the generated tree to the output directory."""
     from policyc.compiler import compile_file
     from policyc.write import OutputError, write_tree
@@ -49,7 +78,17 @@ def build(policy: str, output: str, fmt: str) -> None:
     compilation = compile_file(policy)
     _emit_diagnostics([compilation], fmt)
     if not compilation.ok:
-        sys.exit(EXIT_POLICY)
+        sys.exit(EXIT_FAILED)
+    if check:
+        from policyc.drift import compare
+
+        drift = compare(compilation.files, output)
+        if drift.clean:
+            click.echo(f"{output} is up to date with {policy}", err=True)
+            return
+        click.echo(drift.render(output), nl=False)
+        click.echo(f"{output} differs from what {policy} builds: run `policyc build {policy} -o {output}`", err=True)
+        sys.exit(EXIT_FAILED)
     try:
         write_tree(compilation.files, output)
     except OutputError as e:
@@ -60,21 +99,14 @@ def build(policy: str, output: str, fmt: str) -> None:
 
 @main.command()
 @click.argument("policies", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="How to print diagnostics.",
-)
+@_format_option
 def validate(policies: tuple[str, ...], fmt: str) -> None:
     """Run every check and verification on each POLICY; write nothing (the pre-commit path)."""
     from policyc.compiler import compile_file
 
     compilations = [compile_file(p) for p in policies]
     _emit_diagnostics(compilations, fmt)
-    sys.exit(EXIT_OK if all(c.ok for c in compilations) else EXIT_POLICY)
+    sys.exit(EXIT_OK if all(c.ok for c in compilations) else EXIT_FAILED)
 
 
 @main.command()
@@ -84,7 +116,9 @@ def validate(policies: tuple[str, ...], fmt: str) -> None:
 @click.option("--object", "selector", metavar="SELECTOR",
               help="Instead of placement, show the policy lines emitted objects come from: an output file "
               "(tenants/team-a.yaml), Kind/name, Kind/namespace/name, or 'all'.")  # fmt: skip
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(DIAGNOSTIC_FORMATS), default="text", show_default=True,
+              help="text, or one JSON document (placement, objects, diagnostics); github and sarif print the "
+              "matrix as text and the diagnostics in that format.")  # fmt: skip
 def explain(policy: str, workload: str | None, pool: str | None, selector: str | None, fmt: str) -> None:
     """Show where each workload template can land on each pool and why, or where objects come from."""
     from policyc import explain as ex
@@ -93,26 +127,28 @@ def explain(policy: str, workload: str | None, pool: str | None, selector: str |
 
     compilation = compile_file(policy)
     if compilation.cluster is None or not compilation.artifacts:
-        _emit_diagnostics([compilation], "text")
-        sys.exit(EXIT_POLICY)
+        _emit_diagnostics([compilation], fmt)
+        sys.exit(EXIT_FAILED)
     for option, value, known in (
-        ("--workload", workload, [w.name for w in compilation.cluster.workloads]),
-        ("--pool", pool, [r.pool for r in ex.placement_rows(compilation)]),
+        ("workload", workload, [w.name for w in compilation.cluster.workloads]),
+        ("pool", pool, [r.pool for r in ex.placement_rows(compilation)]),
     ):
         if value is not None and value not in known:
             hint = did_you_mean(value, known)
-            raise click.BadParameter(f"no {option[2:]} named '{value}'" + (f"; {hint}" if hint else ""))
+            raise click.BadParameter(f"no {option} named '{value}'" + (f"; {hint}" if hint else ""))
     placement = [] if selector else ex.placement_rows(compilation, workload, pool)
     provenance = ex.provenance_rows(compilation, selector) if selector else []
     if selector and not provenance:
         raise click.BadParameter(f"no emitted object or file matches '{selector}'", param_hint="--object")
     if fmt == "json":
-        click.echo(ex.render_json(placement, provenance))
+        from policyc.formats import to_json
+
+        click.echo(ex.render_json(placement, provenance, to_json([compilation.report])))
     else:
-        click.echo(ex.render_provenance_text(provenance) if selector else ex.render_placement_text(placement))
-    if compilation.report.diagnostics:
-        _emit_diagnostics([compilation], "text")
-    sys.exit(EXIT_OK if compilation.ok else EXIT_POLICY)
+        body = ex.render_provenance_text(provenance) if selector else ex.render_placement_text(placement)
+        click.echo(body, err=fmt == "sarif")
+        _emit_diagnostics([compilation], fmt)
+    sys.exit(EXIT_OK if compilation.ok else EXIT_FAILED)
 
 
 @main.command()
@@ -123,26 +159,50 @@ def schema() -> None:
     click.echo(json_schema_text(), nl=False)
 
 
-def _emit_diagnostics(compilations: list, fmt: str) -> None:
-    from policyc.diagnostics import render_text, to_json
+@main.command()
+@click.argument("path", default="cluster-policy.yaml", type=click.Path(dir_okay=False))
+@click.option("--force", is_flag=True, help="Overwrite existing files.")
+def init(path: str, force: bool) -> None:
+    """Write a commented starter policy (and the schema beside it, for editors)."""
+    from policyc.model import json_schema_text
+    from policyc.scaffold import SCHEMA_FILE, STARTER
 
-    if fmt == "json":
-        click.echo(to_json([c.report for c in compilations]))
-        return
-    for c in compilations:
-        text = render_text(c.report)
-        if text:
-            click.echo(text, err=True)
-        if c.report.diagnostics:
-            click.echo(c.report.summary(), err=True)
+    target = Path(path)
+    schema_path = target.parent / SCHEMA_FILE
+    for existing in (target, schema_path):
+        if existing.exists() and not force:
+            raise click.UsageError(f"{existing} exists; use --force to overwrite it")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(STARTER, encoding="utf-8")
+    schema_path.write_text(json_schema_text(), encoding="utf-8")
+    click.echo(f"wrote {target} and {schema_path}; next: policyc build {target} -o manifests", err=True)
+
+
+@main.command()
+@click.argument("policy", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["markdown", "html"]), default="markdown", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file instead of stdout.")
+def report(policy: str, fmt: str, output: str | None) -> None:
+    """Summarise capacity, guarantees, quotas and warnings for a pull-request review."""
+    from policyc import report as rp
+    from policyc.compiler import compile_file
+
+    compilation = compile_file(policy)
+    if compilation.cluster is None:
+        _emit_diagnostics([compilation], "text")
+        sys.exit(EXIT_FAILED)
+    text = rp.render_html(compilation) if fmt == "html" else rp.render_markdown(compilation)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
+    sys.exit(EXIT_OK if compilation.ok else EXIT_FAILED)
 
 
 def run() -> None:
     """Entry point: `main` with internal errors turned into exit code 3 and a short message."""
     try:
         main(standalone_mode=True)
-    except SystemExit:
-        raise
     except KeyboardInterrupt:
         click.echo("policyc: interrupted", err=True)
         sys.exit(130)

@@ -10,7 +10,6 @@ A check creates a `Diagnostic` naming a path in the policy document (a tuple lik
 from __future__ import annotations
 
 import difflib
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -159,34 +158,3 @@ class Report:
         if w:
             parts.append(f"{w} warning{'s' if w != 1 else ''}")
         return f"{self.file}: " + ", ".join(parts)
-
-
-def render_text(report: Report) -> str:
-    """One line per diagnostic: ``FILE:LINE:COL: severity CODE: message; hint``."""
-    lines = []
-    for d in report.sorted():
-        loc = f"{report.file}:{d.line or 1}:{d.column or 1}"
-        text = d.message if not d.hint else f"{d.message}; {d.hint}"
-        lines.append(f"{loc}: {d.severity} {d.code}: {text}")
-    return "\n".join(lines)
-
-
-def to_json(reports: Sequence[Report]) -> str:
-    """A stable JSON document of every diagnostic of every report."""
-    items = []
-    for report in reports:
-        for d in report.sorted():
-            items.append(
-                {
-                    "file": report.file,
-                    "line": d.line or 1,
-                    "column": d.column or 1,
-                    "severity": str(d.severity),
-                    "code": d.code,
-                    "rule": d.rule.name,
-                    "message": d.message,
-                    "hint": d.hint,
-                    "path": pointer(d.path),
-                }
-            )
-    return json.dumps({"version": 1, "diagnostics": items}, indent=2, ensure_ascii=False)

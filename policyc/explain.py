@@ -112,6 +112,12 @@ def render_provenance_text(rows: Sequence[ProvenanceRow]) -> str:
     return "\n".join(lines)
 
 
-def render_json(placement: Sequence[PlacementRow], provenance: Sequence[ProvenanceRow]) -> str:
-    doc = {"version": 1, "placement": [asdict(r) for r in placement], "objects": [asdict(r) for r in provenance]}
+def render_json(placement: Sequence[PlacementRow], provenance: Sequence[ProvenanceRow], diagnostics: str) -> str:
+    """One document: the placement rows, the object provenance rows, and the diagnostics (a `to_json` text)."""
+    doc = {
+        "version": 1,
+        "placement": [asdict(r) for r in placement],
+        "objects": [asdict(r) for r in provenance],
+        "diagnostics": json.loads(diagnostics)["diagnostics"],
+    }
     return json.dumps(doc, indent=2, ensure_ascii=False)

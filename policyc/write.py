@@ -49,7 +49,9 @@ def render(artifacts: list[Artifact], policy: str, source: str) -> dict[str, Out
             continue
         head = header(policy, source)
         if a.template:
-            head += "# A template for teams to copy; Argo CD does not apply it.\n# +argocd:skip-file-rendering\n"
+            head += "# A template for teams to copy; Argo CD does not apply it.\n"
+        if not a.synced:  # a directory app must not apply it either (kustomize mode applies only what is listed)
+            head += "# +argocd:skip-file-rendering\n"
         objects = sorted((m.obj for m in a.manifests), key=_sort_key)
         files[a.path] = OutputFile((head + yaml_emitter.dump_all(objects)).encode())
     return dict(sorted(files.items()))

@@ -14,7 +14,7 @@ import pytest
 
 from policyc.codes import RULES
 from policyc.compiler import compile_file
-from policyc.diagnostics import render_text
+from policyc.formats import render_text
 from tests.conftest import REPO
 
 CASES = sorted((REPO / "tests" / "cases" / "invalid").glob("*.yaml"))
