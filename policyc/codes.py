@@ -8,6 +8,9 @@ a retired code stays in the table, marked retired. The hundreds group the stage 
 - PC2xx  Kubernetes syntax of names, labels, taints and quantities
 - PC3xx  references between parts of the policy and uniqueness of names
 - PC4xx  meaning: quotas, queues, priorities, pools
+- PC5xx  the placement proof
+- PC6xx  the Volcano scheduler configuration
+- PC7xx  the Kueue backend
 - PC9xx  the compiler's own output failed verification (a policyc bug, or a limit of the target)
 """
 
@@ -241,6 +244,43 @@ _RULES: tuple[Rule, ...] = (
         "missing-scheduler-action",
         Severity.WARNING,
         "An action the policy relies on (reclaim for guarantees, enqueue) is not enabled.",
+    ),
+    # PC7xx: Kueue
+    Rule(
+        "PC701",
+        "kind-not-supported-by-backend",
+        Severity.ERROR,
+        "A workload kind the chosen scheduler backend cannot admit (a VolcanoJob with Kueue).",
+    ),
+    Rule(
+        "PC702",
+        "setting-not-supported-by-backend",
+        Severity.ERROR,
+        "A scheduler setting of another backend (Volcano's actions, queuePlugin, plugins with Kueue).",
+    ),
+    Rule(
+        "PC703",
+        "queue-field-ignored-by-kueue",
+        Severity.WARNING,
+        "A queue field Kueue has no equivalent for (priority, deserved); it is not compiled.",
+    ),
+    Rule(
+        "PC704",
+        "pool-without-allocatable",
+        Severity.ERROR,
+        "A pool without allocatable cpu or memory: Kueue needs every flavor's capacity to give quota.",
+    ),
+    Rule(
+        "PC705",
+        "nominal-quota-exceeds-pool",
+        Severity.ERROR,
+        "The nominal quotas of a flavor add up to more than its pool has.",
+    ),
+    Rule(
+        "PC706",
+        "flavor-admits-forbidden-pool",
+        Severity.ERROR,
+        "A queue offers a flavor that a workload with preferred placement must not use; Kueue would place it there.",
     ),
     # PC9xx: output verification
     Rule("PC901", "output-schema", Severity.ERROR, "An emitted object does not pass its Kubernetes or CRD schema."),

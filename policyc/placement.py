@@ -74,15 +74,20 @@ def targets(cluster: Cluster) -> list[Target]:
 
 
 _POD_TEMPLATES = {
-    "Job": lambda spec: [(t["name"], t["template"]) for t in spec["tasks"]],
-    "Deployment": lambda spec: [("pod", spec["template"])],
-    "PyTorchJob": lambda spec: [(role, r["template"]) for role, r in spec["pytorchReplicaSpecs"].items()],
+    ("batch.volcano.sh", "Job"): lambda spec: [(t["name"], t["template"]) for t in spec["tasks"]],
+    ("batch", "Job"): lambda spec: [("pod", spec["template"])],
+    ("apps", "Deployment"): lambda spec: [("pod", spec["template"])],
+    ("kubeflow.org", "PyTorchJob"): lambda spec: [
+        (role, r["template"]) for role, r in spec["pytorchReplicaSpecs"].items()
+    ],
 }
+"""(API group, kind) -> the pod templates of an object of that kind."""
 
 
 def pod_templates(obj: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
     """(role, pod template) of each kind of pod a workload object creates."""
-    return _POD_TEMPLATES[obj["kind"]](obj["spec"])
+    group = obj["apiVersion"].rpartition("/")[0]
+    return _POD_TEMPLATES[group, obj["kind"]](obj["spec"])
 
 
 def _evaluate(pod: Mapping[str, Any], target: Target) -> tuple[bool, int, str | None]:
@@ -123,11 +128,13 @@ def workload_templates(artifacts: list[Artifact]) -> dict[str, Mapping[str, Any]
 def prove(cluster: Cluster, artifacts: list[Artifact]) -> list[Diagnostic]:
     """Diagnostics for every template that can land where its policy forbids, or nowhere."""
     templates = workload_templates(artifacts)
-    cells = matrix(cluster, templates)
+    by_workload: dict[str, list[Cell]] = {}
+    for cell in matrix(cluster, templates):
+        by_workload.setdefault(cell.workload, []).append(cell)
     by_target = {t.name: t for t in targets(cluster)}
     out = []
     for w in cluster.workloads:
-        mine = [c for c in cells if c.workload == w.name]
+        mine = by_workload[w.name]
         out.extend(_forbidden(cluster, w, mine, by_target, templates[w.name]))
         out.extend(_nowhere(cluster, w, mine, by_target))
         out.extend(_prefers_hybrid(w, mine, by_target))

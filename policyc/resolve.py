@@ -24,7 +24,11 @@ from policyc.parse import Parsed
 
 RESERVED_DOMAINS = ("kubernetes.io", "k8s.io")
 RESERVED_QUEUES = ("root", "default")
-_DEFAULT_KIND = {"training": "VolcanoJob", "inference": "Deployment"}
+_DEFAULT_KIND = {
+    "volcano": {"training": "VolcanoJob", "inference": "Deployment"},
+    "kueue": {"training": "Job", "inference": "Deployment"},
+}
+"""Workload kind by scheduler backend and workload type, when the policy names none."""
 _OBJECT_COUNTS = {
     "pods",
     "services",
@@ -533,7 +537,7 @@ class _Resolver:
                     tier=tier,
                     gpus=w.gpus,
                     replicas=w.replicas,
-                    kind=w.kind or _DEFAULT_KIND[w.type],
+                    kind=w.kind or _DEFAULT_KIND[self.spec.scheduler.backend][w.type],
                     priority_class=effective,
                     image=w.image or f"registry.example.com/{tenant.name}/{w.name}:latest",
                     cpu=w.cpu,

@@ -18,6 +18,10 @@ CRD_FILES = {
     ("scheduling.volcano.sh", "Queue"): "volcano/scheduling.volcano.sh_queues.yaml",
     ("batch.volcano.sh", "Job"): "volcano/batch.volcano.sh_jobs.yaml",
     ("kubeflow.org", "PyTorchJob"): "kubeflow/training-operator-v1/kubeflow.org_pytorchjobs.yaml",
+    ("kueue.x-k8s.io", "ResourceFlavor"): "kueue/kueue.x-k8s.io_resourceflavors.yaml",
+    ("kueue.x-k8s.io", "ClusterQueue"): "kueue/kueue.x-k8s.io_clusterqueues.yaml",
+    ("kueue.x-k8s.io", "LocalQueue"): "kueue/kueue.x-k8s.io_localqueues.yaml",
+    ("kueue.x-k8s.io", "Cohort"): "kueue/kueue.x-k8s.io_cohorts.yaml",
 }
 
 

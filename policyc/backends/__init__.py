@@ -1,7 +1,7 @@
 """Backends: pure functions from the cluster IR to artifacts (files to write). No I/O here.
 
 The Kubernetes objects (namespaces, quotas, priority classes), the node plan and the workload
-templates are the same for every scheduler. A scheduler backend module (``volcano``) provides
+templates are the same for every scheduler. A scheduler backend module (``volcano``, ``kueue``) provides
 ``emit(cluster)`` for its own objects and ``binding(cluster, workload)`` to say how a workload joins
 its queue; adding a scheduler is one module and one entry in `SCHEDULERS`.
 """
@@ -9,10 +9,10 @@ its queue; adding a scheduler is one module and one entry in `SCHEDULERS`.
 from __future__ import annotations
 
 from policyc.artifacts import Artifact
-from policyc.backends import argocd, kubernetes, nodes, volcano, workloads
+from policyc.backends import argocd, kubernetes, kueue, nodes, volcano, workloads
 from policyc.ir import Cluster
 
-SCHEDULERS = {volcano.NAME: volcano}
+SCHEDULERS = {volcano.NAME: volcano, kueue.NAME: kueue}
 
 
 def emit(cluster: Cluster) -> list[Artifact]:

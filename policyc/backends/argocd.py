@@ -7,7 +7,6 @@ configures a controller, then the scheduler's queues. Custom resources carry
 
 from __future__ import annotations
 
-import copy
 from dataclasses import replace
 
 from policyc.artifacts import Artifact, Manifest
@@ -16,17 +15,29 @@ from policyc.crd_schemas import crd_schema
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
 
-WAVES = {"Namespace": 0, "PriorityClass": 0, "ResourceQuota": 1, "LimitRange": 1, "ConfigMap": 1, "Queue": 2}
+WAVES = {
+    "Namespace": 0,
+    "PriorityClass": 0,
+    "ResourceQuota": 1,
+    "LimitRange": 1,
+    "ConfigMap": 1,
+    "Queue": 2,
+    "ResourceFlavor": 2,
+    "Cohort": 2,
+    "ClusterQueue": 3,
+    "LocalQueue": 4,
+}
+"""Kueue's queues come after the flavors and cohorts they name, and LocalQueues after their ClusterQueue."""
 
 
 def _annotate(m: Manifest) -> Manifest:
-    obj = copy.deepcopy(m.obj)
-    annotations = obj["metadata"].setdefault("annotations", {})
-    annotations[SYNC_WAVE] = str(WAVES[obj["kind"]])
+    """A copy of the manifest with the Argo CD annotations (only the metadata is copied; the rest is shared)."""
+    obj = m.obj
+    annotations = {**obj["metadata"].get("annotations", {}), SYNC_WAVE: str(WAVES[obj["kind"]])}
     if crd_schema(obj["apiVersion"], obj["kind"]) is not None:
         annotations[SYNC_OPTIONS] = "SkipDryRunOnMissingResource=true"
-    obj["metadata"]["annotations"] = dict(sorted(annotations.items()))
-    return Manifest(obj, m.sources)
+    return Manifest({**obj, "metadata": {**obj["metadata"], "annotations": dict(sorted(annotations.items()))}},
+                    m.sources)  # fmt: skip
 
 
 def finalize(artifacts: list[Artifact]) -> list[Artifact]:

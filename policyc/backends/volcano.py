@@ -17,7 +17,8 @@ from policyc.ir import Cluster, Tenant, Workload
 from policyc.k8s.objects import metadata, resource_list
 
 NAME = "volcano"
-KINDS = ("VolcanoJob", "Deployment", "PyTorchJob")
+KINDS = ("VolcanoJob", "Job", "Deployment", "PyTorchJob")
+"""Workload kinds it runs: batch/v1 Jobs and Deployments through their pods' schedulerName and queue annotation."""
 SCHEDULER_NAME = "volcano"
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 CONFIGMAP_NAMESPACE = "volcano-system"

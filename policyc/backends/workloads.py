@@ -122,6 +122,15 @@ def volcano_job(cluster: Cluster, w: Workload, binding: Binding) -> dict:
     }
 
 
+def job(cluster: Cluster, w: Workload, binding: Binding) -> dict:
+    """A batch/v1 Job running `replicas` indexed pods at once (one per worker, as distributed training needs)."""
+    spec: dict = {"parallelism": w.replicas, "completions": w.replicas, "completionMode": "Indexed"}
+    if binding.suspend:
+        spec["suspend"] = True
+    spec["template"] = pod_template(cluster, w, binding, "worker", restart_policy="OnFailure")
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": _object_meta(cluster, w, binding), "spec": spec}
+
+
 def deployment(cluster: Cluster, w: Workload, binding: Binding) -> dict:
     spec: dict = {
         "replicas": w.replicas,
@@ -162,6 +171,7 @@ def pytorch_job(cluster: Cluster, w: Workload, binding: Binding) -> dict:
 
 BUILDERS: dict[str, Callable[[Cluster, Workload, Binding], dict]] = {
     "VolcanoJob": volcano_job,
+    "Job": job,
     "Deployment": deployment,
     "PyTorchJob": pytorch_job,
 }

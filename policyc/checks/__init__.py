@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from policyc.checks import capacity, limits, priorities, queue_tree, queues, volcano_scheduler, workloads
+from policyc.checks import capacity, kueue, limits, priorities, queue_tree, queues, volcano_scheduler, workloads
 from policyc.diagnostics import Diagnostic
 from policyc.ir import Cluster
 
@@ -21,6 +21,7 @@ CHECKS: tuple[Check, ...] = (
 
 BACKEND_CHECKS: dict[str, tuple[Check, ...]] = {
     "volcano": (queue_tree.check, volcano_scheduler.check),
+    "kueue": (kueue.check,),
 }
 """Checks of what one scheduler backend accepts, run only when the policy compiles for it."""
 

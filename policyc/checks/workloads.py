@@ -1,4 +1,4 @@
-"""Workload classes that cannot fit: more GPUs per pod than any node of the tier has."""
+"""Workload classes the backend cannot run, or that cannot fit: more GPUs per pod than any node of the tier has."""
 
 from __future__ import annotations
 
@@ -9,6 +9,26 @@ from policyc.ir import Cluster
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:
+    yield from _kinds(cluster)
+    yield from _gpus_per_node(cluster)
+
+
+def _kinds(cluster: Cluster) -> Iterator[Diagnostic]:
+    from policyc.backends import SCHEDULERS
+
+    backend = cluster.scheduler.backend
+    kinds = SCHEDULERS[backend].KINDS
+    for w in cluster.workloads:
+        if w.kind not in kinds:
+            yield diag(
+                "kind-not-supported-by-backend",
+                f"workload '{w.name}' is a {w.kind}, which the {backend} backend cannot run",
+                (*w.path, "kind"),
+                hint=f"use one of {', '.join(kinds)}",
+            )
+
+
+def _gpus_per_node(cluster: Cluster) -> Iterator[Diagnostic]:
     for w in cluster.workloads:
         sizes = [p.gpus_per_node for p in cluster.pools if p.tier == w.tier.name]
         if sizes and w.gpus > max(sizes):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, WithJsonSchema, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from policyc.model.types import (
@@ -34,7 +34,7 @@ WorkloadType = Literal["training", "inference"]
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 VolcanoActionName = Annotated[str, WithJsonSchema({"enum": list(ACTIONS)})]
 """An action name; checked (with hints for removed and misspelt actions) by the Volcano backend's checks."""
-WorkloadKind = Literal["VolcanoJob", "Deployment", "PyTorchJob"]
+WorkloadKind = Literal["VolcanoJob", "Job", "Deployment", "PyTorchJob"]
 
 
 class Model(BaseModel):
@@ -162,7 +162,13 @@ class PriorityClass(Model):
 
 
 class Scheduler(Model):
-    backend: Literal["volcano"] = Field("volcano", description="The batch scheduler the policy compiles for.")
+    backend: Literal["volcano", "kueue"] = Field(
+        "volcano",
+        description=(
+            "The batch scheduler the policy compiles for: volcano, or kueue (Kueue admits, a kube-scheduler "
+            "profile places). actions, queuePlugin and plugins are Volcano settings: an error with kueue."
+        ),
+    )
     actions: list[VolcanoActionName] = Field(
         default_factory=lambda: ["enqueue", "allocate", "preempt", "reclaim", "backfill"],
         description="Volcano scheduler actions, in the order they run each cycle.",
@@ -185,6 +191,20 @@ class Scheduler(Model):
             "flags, argument keys and types against its model of Volcano's scheduler."
         ),
     )
+
+    @field_validator("actions", "queue_plugin", "plugins")
+    @classmethod
+    def _volcano_only(cls, value: Any, info: ValidationInfo) -> Any:
+        """Volcano's settings, when written, need the Volcano backend (defaults are not validated)."""
+        backend = info.data.get("backend")
+        if backend is not None and backend != "volcano":
+            field = to_camel(info.field_name or "")
+            raise policy_error(
+                "setting-not-supported-by-backend",
+                f"a Volcano setting; the {backend} backend has no equivalent",
+                hint=f"remove {field} (placement is the one scheduler setting {backend} uses)",
+            )
+        return value
 
 
 class Queue(Model):
@@ -261,8 +281,8 @@ class Workload(Model):
     kind: WorkloadKind | None = Field(
         None,
         description=(
-            "Object to template: VolcanoJob, Deployment or PyTorchJob. Defaults to VolcanoJob for training "
-            "and Deployment for inference."
+            "Object to template: VolcanoJob (Volcano only), Job (batch/v1), Deployment or PyTorchJob. Defaults "
+            "to VolcanoJob for training (Job with the kueue backend) and Deployment for inference."
         ),
     )
     priority_class: str | None = Field(None, description="Priority class of its pods.")
