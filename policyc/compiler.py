@@ -7,6 +7,7 @@ an emitted object fails its schema. It never writes files: `policyc.write` does,
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from dataclasses import dataclass, field
@@ -43,7 +44,21 @@ class _Clock:
 
 
 def compile_file(path: str | os.PathLike[str], display_name: str | None = None) -> Compilation:
-    """Compile the policy at `path`; `display_name` is how diagnostics name the file."""
+    """Compile the policy at `path`; `display_name` is how diagnostics name the file.
+
+    The cyclic garbage collector is paused meanwhile: a large build allocates hundreds of thousands of
+    short-lived, acyclic objects, and the collections they trigger cost a third of its time.
+    """
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _compile(path, display_name)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _compile(path: str | os.PathLike[str], display_name: str | None) -> Compilation:
     from policyc import backends
     from policyc.checks import run_checks
     from policyc.load import load_file

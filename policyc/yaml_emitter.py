@@ -14,6 +14,7 @@ escapes for what is not printable. Multi-line strings become literal blocks (``|
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable
@@ -80,10 +81,16 @@ def is_plain_safe(text: str) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _string(value: str) -> str:
+    """A string scalar (cached: generated files repeat the same keys and values thousands of times)."""
+    return value if is_plain_safe(value) else _double_quoted(value)
+
+
 def scalar(value: Any) -> str:
     """A scalar in its canonical one-line form."""
     if isinstance(value, str):
-        return value if is_plain_safe(value) else _double_quoted(value)
+        return _string(value)
     if value is True:
         return "true"
     if value is False:
