@@ -103,19 +103,34 @@ def _evaluate(pod: Mapping[str, Any], target: Target) -> tuple[bool, int, str | 
     return why is None, score, why
 
 
-def matrix(cluster: Cluster, templates: Mapping[str, Mapping[str, Any]]) -> list[Cell]:
-    """Every (workload, pod role, target) verdict; identical pod specs are evaluated once."""
-    cells, seen = [], {}
-    all_targets = targets(cluster)
+def _verdicts(
+    cluster: Cluster, templates: Mapping[str, Mapping[str, Any]], all_targets: list[Target]
+) -> dict[str, list[tuple[str, list[tuple[bool, int, str | None]]]]]:
+    """Per workload, per pod role, the (admitted, score, reason) on each of `all_targets`; identical pod
+    specs are evaluated once and share their list."""
+    seen: dict[str, list[tuple[bool, int, str | None]]] = {}
+    out = {}
     for workload in sorted(templates):
+        roles = []
         for role, pod in pod_templates(templates[workload]):
             spec = pod.get("spec") or {}
             key = json.dumps([spec.get("nodeSelector"), spec.get("affinity"), spec.get("tolerations")], sort_keys=True)
             if key not in seen:
                 seen[key] = [_evaluate(pod, t) for t in all_targets]
-            for target, (admitted, score, why) in zip(all_targets, seen[key], strict=True):
-                cells.append(Cell(workload, role, target.name, admitted, score, why))
-    return cells
+            roles.append((role, seen[key]))
+        out[workload] = roles
+    return out
+
+
+def matrix(cluster: Cluster, templates: Mapping[str, Mapping[str, Any]]) -> list[Cell]:
+    """Every (workload, pod role, target) verdict."""
+    all_targets = targets(cluster)
+    return [
+        Cell(workload, role, target.name, admitted, score, why)
+        for workload, roles in _verdicts(cluster, templates, all_targets).items()
+        for role, results in roles
+        for target, (admitted, score, why) in zip(all_targets, results, strict=True)
+    ]
 
 
 def workload_templates(artifacts: list[Artifact]) -> dict[str, Mapping[str, Any]]:
@@ -126,18 +141,30 @@ def workload_templates(artifacts: list[Artifact]) -> dict[str, Mapping[str, Any]
 
 
 def prove(cluster: Cluster, artifacts: list[Artifact]) -> list[Diagnostic]:
-    """Diagnostics for every template that can land where its policy forbids, or nowhere."""
+    """Diagnostics for every template that can land where its policy forbids, or nowhere.
+
+    Only the cells the rules read are materialised (admitted ones, and the rejections by the workload's
+    own pools when a role is admitted nowhere), so the cost stays near workloads + pools, not their product.
+    """
     templates = workload_templates(artifacts)
-    by_workload: dict[str, list[Cell]] = {}
-    for cell in matrix(cluster, templates):
-        by_workload.setdefault(cell.workload, []).append(cell)
-    by_target = {t.name: t for t in targets(cluster)}
+    all_targets = targets(cluster)
+    verdicts = _verdicts(cluster, templates, all_targets)
+    by_target = {t.name: t for t in all_targets}
     out = []
     for w in cluster.workloads:
-        mine = by_workload[w.name]
-        out.extend(_forbidden(cluster, w, mine, by_target, templates[w.name]))
-        out.extend(_nowhere(cluster, w, mine, by_target))
-        out.extend(_prefers_hybrid(w, mine, by_target))
+        cells, roles = [], []
+        for role, results in verdicts[w.name]:
+            roles.append(role)
+            admitted = [Cell(w.name, role, t.name, True, score, None)
+                        for t, (ok, score, _) in zip(all_targets, results, strict=True) if ok]  # fmt: skip
+            if not admitted:
+                admitted = [Cell(w.name, role, t.name, False, 0, why)
+                            for t, (_, _, why) in zip(all_targets, results, strict=True)
+                            if t.tier == w.tier.name and t.usage in (w.type, "hybrid")]  # fmt: skip
+            cells.extend(admitted)
+        out.extend(_forbidden(cluster, w, cells, by_target, templates[w.name]))
+        out.extend(_nowhere(w, cells, roles))
+        out.extend(_prefers_hybrid(w, cells, by_target))
     return out
 
 
@@ -214,18 +241,13 @@ def _forbidden_hint(w: Workload) -> str:
     return "drop the tolerations that tolerate policyc's usage and product taints"
 
 
-def _nowhere(cluster: Cluster, w: Workload, cells: list[Cell], by_target: dict[str, Target]) -> Iterator[Diagnostic]:
-    for role in dict.fromkeys(c.role for c in cells):
+def _nowhere(w: Workload, cells: list[Cell], roles: list[str]) -> Iterator[Diagnostic]:
+    """`cells` holds, for a role admitted nowhere, its rejections by the pools of its tier and usage."""
+    for role in roles:
         if any(c.admitted for c in cells if c.role == role):
             continue
-        own = [
-            c
-            for c in cells
-            if c.role == role
-            and by_target[c.target].tier == w.tier.name
-            and by_target[c.target].usage in (w.type, "hybrid")
-        ]
-        pods = f"{role} pods of " if len({c.role for c in cells}) > 1 else ""
+        own = [c for c in cells if c.role == role]
+        pods = f"{role} pods of " if len(roles) > 1 else ""
         if not own:
             article = "an" if w.type == "inference" else "a"
             yield diag(

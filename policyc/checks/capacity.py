@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from policyc.diagnostics import Diagnostic, diag
-from policyc.ir import Cluster, Pool, Tenant
+from policyc.ir import Cluster, Pool
 from policyc.k8s.quantity import Quantity
 
 
@@ -21,10 +21,18 @@ def capacity(cluster: Cluster, pools: Sequence[Pool]) -> dict[str, Quantity]:
     return out
 
 
-def _serving_pools(cluster: Cluster, tenant: Tenant) -> list[Pool] | None:
-    """Pools that can run the tenant's workloads (their tiers); None when it declares no workload."""
-    tiers = {w.tier.name for w in cluster.workloads if w.tenant == tenant.name}
-    return [p for p in cluster.pools if p.tier in tiers] if tiers else None
+def _serving_pools(cluster: Cluster) -> dict[str, tuple[Pool, ...]]:
+    """Tenant -> the pools that can run its workloads (their tiers); tenants without workloads are absent.
+    Tenants with the same tiers share one tuple, so capacities are computed once per set of tiers."""
+    tiers: dict[str, set[str]] = {}
+    for w in cluster.workloads:
+        tiers.setdefault(w.tenant, set()).add(w.tier.name)
+    by_tiers: dict[frozenset[str], tuple[Pool, ...]] = {}
+    for names in tiers.values():
+        key = frozenset(names)
+        if key not in by_tiers:
+            by_tiers[key] = tuple(p for p in cluster.pools if p.tier in key)
+    return {tenant: by_tiers[frozenset(names)] for tenant, names in tiers.items()}
 
 
 def _breakdown(pools: Sequence[Pool], resource: str, cluster: Cluster) -> str:
@@ -55,11 +63,14 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
                 ("spec", "tenants"),
                 hint="lower the guarantees or add nodes; Volcano cannot honour a guarantee it cannot reserve",
             )
+    serving_pools = _serving_pools(cluster)
+    distinct = {id(pools): pools for pools in serving_pools.values()}
+    capacities = {key: capacity(cluster, pools) for key, pools in distinct.items()}
     for t in guaranteed:
-        pools = _serving_pools(cluster, t)
+        pools = serving_pools.get(t.name)
         if not pools:
             continue
-        serving = capacity(cluster, pools)
+        serving = capacities[id(pools)]
         for resource, amount in t.queue.guarantee.items():
             if resource == cluster.gpu_resource and resource in serving and amount > serving[resource]:
                 tiers = sorted({p.tier for p in pools})

@@ -29,13 +29,16 @@ def _kinds(cluster: Cluster) -> Iterator[Diagnostic]:
 
 
 def _gpus_per_node(cluster: Cluster) -> Iterator[Diagnostic]:
+    largest: dict[str, int] = {}
+    for p in cluster.pools:
+        largest[p.tier] = max(largest.get(p.tier, 0), p.gpus_per_node)
     for w in cluster.workloads:
-        sizes = [p.gpus_per_node for p in cluster.pools if p.tier == w.tier.name]
-        if sizes and w.gpus > max(sizes):
+        most = largest.get(w.tier.name)
+        if most is not None and w.gpus > most:
             yield diag(
                 "workload-without-gpus-per-node",
                 f"workload '{w.name}' asks for {w.gpus} GPUs per pod, but nodes of tier '{w.tier.name}' "
-                f"have at most {max(sizes)}",
+                f"have at most {most}",
                 (*w.path, "gpus"),
-                hint=f"use gpus: {max(sizes)} or less per pod and more replicas",
+                hint=f"use gpus: {most} or less per pod and more replicas",
             )
