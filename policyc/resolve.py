@@ -16,6 +16,7 @@ from policyc import ir
 from policyc.codes import Severity
 from policyc.diagnostics import Diagnostic, Path, diag, did_you_mean, where
 from policyc.ir import GFD_COUNT, GFD_MEMORY, GFD_PRODUCT, RDMA_LABEL
+from policyc.k8s.objects import QUOTA_OBJECT_COUNTS
 from policyc.k8s.quantity import Quantity
 from policyc.model import policy as m
 from policyc.model.types import GPU
@@ -29,17 +30,6 @@ _DEFAULT_KIND = {
     "kueue": {"training": "Job", "inference": "Deployment"},
 }
 """Workload kind by scheduler backend and workload type, when the policy names none."""
-_OBJECT_COUNTS = {
-    "pods",
-    "services",
-    "configmaps",
-    "secrets",
-    "persistentvolumeclaims",
-    "replicationcontrollers",
-    "resourcequotas",
-    "services.loadbalancers",
-    "services.nodeports",
-}
 
 
 def supported_kubernetes_versions() -> list[str]:
@@ -430,14 +420,14 @@ class _Resolver:
                 continue
             hard[f"limits.{name}"] = amount
         for name, amount in q.objects.items():
-            if name not in _OBJECT_COUNTS and not name.startswith("count/"):
+            if name not in QUOTA_OBJECT_COUNTS and not name.startswith("count/"):
                 self.report(
                     diag(
                         "invalid-resource-name",
                         f"{where((*base, 'objects', name))}: '{name}' is not an object count a quota can limit",
                         (*base, "objects", name),
                         at_key=True,
-                        hint=did_you_mean(name, _OBJECT_COUNTS)
+                        hint=did_you_mean(name, QUOTA_OBJECT_COUNTS)
                         or "use pods, services, ... or count/<resource>.<group>",
                     )
                 )

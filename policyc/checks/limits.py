@@ -8,26 +8,13 @@ from decimal import Decimal
 
 from policyc.diagnostics import Diagnostic, Path, diag, where
 from policyc.ir import Cluster, Resources
+from policyc.k8s.objects import QUOTA_OBJECT_COUNTS
 from policyc.k8s.quantity import Quantity
-
-_COUNTED = frozenset(
-    {
-        "pods",
-        "services",
-        "configmaps",
-        "secrets",
-        "persistentvolumeclaims",
-        "replicationcontrollers",
-        "resourcequotas",
-        "services.loadbalancers",
-        "services.nodeports",
-    }
-)
 
 
 def _whole_only(resource: str) -> bool:
     """Extended resources (GPUs ...) and object counts come only in whole units."""
-    return "/" in resource or resource in _COUNTED or resource.startswith("count/")
+    return "/" in resource or resource in QUOTA_OBJECT_COUNTS or resource.startswith("count/")
 
 
 def _decimal(q: Quantity) -> str:

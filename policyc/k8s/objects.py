@@ -4,6 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+QUOTA_OBJECT_COUNTS = frozenset(
+    {
+        "pods",
+        "services",
+        "configmaps",
+        "secrets",
+        "persistentvolumeclaims",
+        "replicationcontrollers",
+        "resourcequotas",
+        "services.loadbalancers",
+        "services.nodeports",
+    }
+)
+"""Object counts a ResourceQuota limits by plain name (any other kind through count/<resource>.<group>)."""
+
 MANAGED_BY = "app.kubernetes.io/managed-by"
 PART_OF = "app.kubernetes.io/part-of"
 
