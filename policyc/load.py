@@ -9,6 +9,7 @@ is the integer 123). Merge keys (``<<``) are supported.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -22,6 +23,17 @@ MAX_NODES = 500_000
 """Upper bound on values built from one document, counting each expansion of an alias."""
 MAX_DEPTH = 64
 """Deepest nesting of mappings and sequences accepted."""
+_PRESCAN_CHARS = MAX_NODES // 2
+_LONG_LINE = re.compile(r"[^\n]{257}")
+"""Texts longer than `_PRESCAN_CHARS`, or with a line longer than 256 characters, are checked by `_prescan`
+before they are composed: ruamel.yaml's composer costs about 20 µs and 250 bytes a node (an 8 MiB file of
+4 million tiny values would take minutes and gigabytes before `MAX_NODES` could be counted), and libyaml's
+recurses in C once per level of nesting (``- - - ... x`` 40,000 levels deep on one line crashes the
+process). Short lines bound the nesting of block collections (each level needs a column), and
+`_flow_too_deep` the nesting of flow collections."""
+_MAX_INT_DIGITS = 4000
+_MAX_INT_BITS = 13_000
+"""Integers longer than this are refused, in digits or bits: Python will not print those above 4,300 digits."""
 
 _T = "tag:yaml.org,2002:"
 _STR, _INT, _FLOAT, _BOOL, _NULL = _T + "str", _T + "int", _T + "float", _T + "bool", _T + "null"
@@ -127,7 +139,7 @@ class _Builder:
         self.diagnostics.append(_located(diag(name, message, hint=hint), *_pos(node)))
 
     def build(self, text: str) -> Document:
-        from ruamel.yaml import YAML, YAMLError
+        from ruamel.yaml import YAMLError
 
         too_deep = _flow_too_deep(text)  # libyaml's composer recurses in C: refuse before it overflows
         if too_deep is not None:
@@ -137,7 +149,9 @@ class _Builder:
                 *_line_column(text, too_deep, "\n"),
             )
         try:
-            nodes = [n for n in YAML(typ="safe").compose_all(text) if n is not None]
+            if len(text) > _PRESCAN_CHARS or _LONG_LINE.search(text):
+                _prescan(text)
+            nodes = [n for n in _yaml().compose_all(text) if n is not None]
         except YAMLError as e:
             raise PolicyError([_syntax_error(e, text)]) from None
         if not nodes:
@@ -258,7 +272,16 @@ class _Builder:
             sign = -1 if digits.startswith("-") else 1
             body = digits.lstrip("+-")
             base = {"0o": 8, "0x": 16, "0b": 2}.get(body[:2].lower(), 10)
-            return sign * int(body[2:] if base != 10 else body, base)
+            # Python refuses to convert decimal integers of more than 4,300 digits (to or from text).
+            number = int(body[2:] if base != 10 else body, base) if len(body) <= _MAX_INT_DIGITS else None
+            if number is None or number.bit_length() > _MAX_INT_BITS:
+                return self.reject(
+                    node,
+                    path,
+                    f"the integer {text[:16]}... is too large ({len(text):,} characters)",
+                    "is it meant to be a string? Quote it",
+                )
+            return sign * number
         if tag == _FLOAT:
             low = text.lower().replace("_", "")
             if low.lstrip("+-") in (".inf", ".nan"):
@@ -275,6 +298,34 @@ class _Builder:
     def reject(self, node: Any, path: Path, message: str, hint: str) -> None:
         self.error(node, "unsupported-yaml", message, hint=hint)
         self.source_map.rejected.add(path)
+
+
+def _yaml() -> Any:
+    """A ruamel.yaml composer (libyaml when ruamel.yaml.clib is there) resolving scalars by YAML 1.2 rules.
+
+    ruamel's resolver looks the YAML version up again for every scalar, through failing attribute lookups
+    on the C parser: half of a large policy's parse time. Policies are read as YAML 1.2 whatever they
+    declare, so the version is fixed, and resolutions are memoised by value (policies repeat values).
+    """
+    from ruamel.yaml import YAML
+    from ruamel.yaml.resolver import VersionedResolver
+
+    class Yaml12Resolver(VersionedResolver):
+        @property
+        def processing_version(self) -> tuple[int, int]:
+            return (1, 2)
+
+        @functools.cached_property
+        def versioned_resolver(self) -> Any:
+            return VersionedResolver.versioned_resolver.fget(self)
+
+        @functools.lru_cache(maxsize=4096)  # noqa: B019 - one resolver per load; freed with it
+        def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+            return super().resolve(kind, value, implicit)
+
+    yaml = YAML(typ="safe")
+    yaml.Resolver = Yaml12Resolver
+    return yaml
 
 
 def _short(tag: str) -> str:
@@ -302,9 +353,46 @@ def _flow_too_deep(text: str) -> int | None:
     return None
 
 
+def _prescan(text: str) -> None:
+    """Refuse `text` if it nests deeper than `MAX_DEPTH` or holds more than `MAX_NODES` values (aliases
+    unexpanded), as `_Builder` would, but from the parser's event stream: no recursion, little memory."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.events import CollectionEndEvent, CollectionStartEvent, MappingStartEvent, NodeEvent
+
+    count = 0
+    open_collections: list[bool | None] = []  # per open collection: None (a sequence), or whether a key is next
+    for event in YAML(typ="safe").parse(text):
+        if isinstance(event, CollectionEndEvent):
+            open_collections.pop()
+            continue
+        if not isinstance(event, NodeEvent):
+            continue
+        if len(open_collections) > MAX_DEPTH:
+            raise _fatal(
+                "input-too-large", f"the document nests deeper than policyc accepts ({MAX_DEPTH} levels)", *_pos(event)
+            )
+        is_key = bool(open_collections) and open_collections[-1] is True
+        if open_collections and open_collections[-1] is not None:
+            open_collections[-1] = not is_key
+        if not is_key:
+            count += 1
+            if count > MAX_NODES:
+                raise _fatal(
+                    "input-too-large",
+                    f"the document holds more than {MAX_NODES:,} values",
+                    *_pos(event),
+                    hint="node ranges such as 'gpu-[001-500]' keep a policy small",
+                )
+        if isinstance(event, CollectionStartEvent):
+            open_collections.append(True if isinstance(event, MappingStartEvent) else None)
+
+
 def _syntax_error(e: Exception, text: str) -> Diagnostic:
     mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
     line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+    position = getattr(e, "position", None)  # a ReaderError (a character YAML does not allow) has no mark
+    if mark is None and isinstance(position, int) and 0 <= position < len(text):
+        line, column = _line_column(text, position, "\n")
     problem = getattr(e, "problem", None) or str(e).splitlines()[0]
     context = getattr(e, "context", None)
     context_mark = getattr(e, "context_mark", None)

@@ -110,10 +110,13 @@ def write_tree(files: Mapping[str, OutputFile], target: str | os.PathLike[str]) 
 
 
 def _swap_in(staging: Path, target: Path) -> None:
-    """Move `staging` to `target`; afterwards `staging` holds the old tree (if any) for removal."""
+    """Move `staging` to `target`; afterwards `staging` holds the old tree (if any) for removal, or is gone.
+
+    Once the new tree is in place nothing can fail the build: the old tree is only removed, and the
+    caller's cleanup ignores errors. Until then, any failure or interrupt puts the old tree back.
+    """
     if not target.exists():
         os.rename(staging, target)
-        staging.mkdir()  # so that the caller's cleanup has something to remove
         return
     if _rename_exchange(staging, target):
         return
@@ -122,10 +125,15 @@ def _swap_in(staging: Path, target: Path) -> None:
     os.rename(target, old)
     try:
         os.rename(staging, target)
-    except OSError:
-        os.rename(old, target)
+    except BaseException:  # an interrupt too: the previous output goes back where it was
+        try:
+            os.rename(old, target)
+        except OSError as e:
+            raise OutputError(
+                f"cannot write {target}, nor put its previous contents back ({e.strerror or e}): they are in {old}"
+            ) from None
         raise
-    os.rename(old, staging)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 _RENAME_EXCHANGE = 2

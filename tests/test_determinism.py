@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 from ruamel.yaml import YAML
 
@@ -66,3 +68,28 @@ def test_key_and_item_order_do_not_change_the_output(tmp_path) -> None:
         result = compile_file(path, "ai-prod.yaml")
         assert result.ok
         assert digest(result.files) == digest(reference.files), f"seed {seed}"
+
+
+def test_current_directory_and_path_form_do_not_change_the_output(tmp_path, monkeypatch) -> None:
+    from click.testing import CliRunner
+
+    from policyc.cli import main
+
+    elsewhere = tmp_path / "elsewhere" / "deeper"
+    elsewhere.mkdir(parents=True)
+    invocations = [  # (current directory, policy path as written, output directory as written)
+        (REPO, "policies/ai-prod.yaml", str(tmp_path / "from-repo")),
+        (AI_PROD.parent, "./ai-prod.yaml", str(tmp_path / "from-policies")),
+        (elsewhere, str(AI_PROD), "../out-absolute"),
+        (elsewhere, os.path.relpath(AI_PROD, elsewhere), "out-relative"),
+        (tmp_path, f"{AI_PROD.parent}/../policies//ai-prod.yaml", "out-dotted"),
+    ]
+    trees = []
+    for cwd, policy, out in invocations:
+        monkeypatch.chdir(cwd)
+        result = CliRunner().invoke(main, ["build", policy, "-o", out])
+        assert result.exit_code == 0, (cwd, policy, result.output)
+        root = Path(cwd, out)
+        trees.append({p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()})
+    assert trees[0] and all(tree == trees[0] for tree in trees), "the output depends on the current directory"
+    assert not any(str(tmp_path).encode() in data or str(REPO).encode() in data for data in trees[0].values())
