@@ -200,12 +200,15 @@ def report(policy: str, fmt: str, output: str | None) -> None:
 
 
 def run() -> None:
-    """Entry point: `main` with internal errors turned into exit code 3 and a short message."""
+    """Entry point: `main`, with an interrupt as exit code 130 and internal errors as 3 with a short message."""
     try:
-        main(standalone_mode=True)
-    except KeyboardInterrupt:
+        code = main.main(standalone_mode=False)
+    except (click.exceptions.Abort, KeyboardInterrupt):  # click turns an interrupt into Abort
         click.echo("policyc: interrupted", err=True)
         sys.exit(130)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
     except Exception as e:  # a bug: say so briefly; the traceback only on request
         click.echo(f"policyc: internal error: {type(e).__name__}: {e}", err=True)
         if os.environ.get("POLICYC_DEBUG"):
@@ -213,3 +216,4 @@ def run() -> None:
         else:
             click.echo("policyc: this is a bug; rerun with POLICYC_DEBUG=1 for details and please report it", err=True)
         sys.exit(EXIT_INTERNAL)
+    sys.exit(code or EXIT_OK)

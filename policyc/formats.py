@@ -20,7 +20,9 @@ _GITHUB_COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severit
 
 
 def _text(d: Diagnostic) -> str:
-    return d.message if not d.hint else f"{d.message}; {d.hint}"
+    """Message and hint on one line (a value quoted in a message may hold a line break: it is escaped)."""
+    text = d.message if not d.hint else f"{d.message}; {d.hint}"
+    return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def render_text(report: Report, style: Callable[[str, Severity], str] | None = None) -> str:

@@ -154,7 +154,7 @@ class _Builder:
             nodes = [n for n in _yaml().compose_all(text) if n is not None]
         except YAMLError as e:
             raise PolicyError([_syntax_error(e, text)]) from None
-        if not nodes:
+        if not nodes or (len(nodes) == 1 and nodes[0].tag == _NULL):  # nothing, or only "---"
             raise _fatal("empty-document", "the file holds no policy", hint="start from an example in policies/")
         for extra in nodes[1:]:
             line = _document_start(text, extra.start_mark.index)

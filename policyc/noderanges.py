@@ -8,11 +8,14 @@ expand as nested loops, leftmost outermost. Every expanded name must be a valid 
 from __future__ import annotations
 
 import itertools
+import math
 import re
 
 from policyc.k8s import names
 
 MAX_NODES_PER_PATTERN = 100_000
+MAX_NODES = 100_000
+"""Most nodes one policy may hold, over all its patterns."""
 
 _RANGE = re.compile(r"\[(\d+)-(\d+)\]")
 
@@ -23,8 +26,8 @@ class NodeRangeError(ValueError):
         self.hint = hint
 
 
-def expand(pattern: str) -> list[str]:
-    """The node names a pattern stands for, in order; raises `NodeRangeError`."""
+def _parse(pattern: str) -> tuple[list[str], list[tuple[int, int, int]]]:
+    """(literals, ranges as (start, end, width)) of a pattern; raises `NodeRangeError`."""
     parts = _RANGE.split(pattern)
     literals, bounds = parts[0::3], list(zip(parts[1::3], parts[2::3], strict=True))
     for literal in literals:
@@ -54,19 +57,37 @@ def expand(pattern: str) -> list[str]:
         total *= end - start + 1
         if total > MAX_NODES_PER_PATTERN:
             raise NodeRangeError(f"'{pattern}' expands to more than {MAX_NODES_PER_PATTERN:,} nodes")
-        ranges.append([str(n).zfill(width) for n in range(start, end + 1)])
-    if not ranges:
-        out = [pattern]
-    else:
-        out = []
-        for combo in itertools.product(*ranges):
-            name = literals[0]
-            for number, literal in zip(combo, literals[1:], strict=True):
-                name += number + literal
-            out.append(name)
-    # Names of one pattern differ only in digits, so the first and the last (longest) decide validity.
-    for name in (out[0], out[-1]) if len(out) > 1 else out:
+        ranges.append((start, end, width))
+    return literals, ranges
+
+
+def _name(literals: list[str], numbers: tuple[str, ...]) -> str:
+    name = literals[0]
+    for number, literal in zip(numbers, literals[1:], strict=True):
+        name += number + literal
+    return name
+
+
+def _check_names(literals: list[str], ranges: list[tuple[int, int, int]]) -> None:
+    """Names of one pattern differ only in digits, so the first and the last (the longest) decide validity."""
+    first = _name(literals, tuple(str(start).zfill(width) for start, _, width in ranges))
+    last = _name(literals, tuple(str(end).zfill(width) for _, end, width in ranges))
+    for name in dict.fromkeys((first, last)):
         problems = names.is_dns1123_subdomain(name)
         if problems:
             raise NodeRangeError(f"node name '{name}' is invalid: {'; '.join(problems)}")
-    return out
+
+
+def check(pattern: str) -> int:
+    """Validate a pattern without expanding it; returns how many nodes it stands for. Raises `NodeRangeError`."""
+    literals, ranges = _parse(pattern)
+    _check_names(literals, ranges)
+    return math.prod(end - start + 1 for start, end, _ in ranges)
+
+
+def expand(pattern: str) -> list[str]:
+    """The node names a pattern stands for, in order; raises `NodeRangeError`."""
+    literals, ranges = _parse(pattern)
+    _check_names(literals, ranges)
+    numbers = [[str(n).zfill(width) for n in range(start, end + 1)] for start, end, width in ranges]
+    return [_name(literals, combo) for combo in itertools.product(*numbers)]

@@ -20,7 +20,7 @@ from policyc.k8s.objects import QUOTA_OBJECT_COUNTS
 from policyc.k8s.quantity import Quantity
 from policyc.model import policy as m
 from policyc.model.types import GPU
-from policyc.noderanges import expand
+from policyc.noderanges import MAX_NODES, check, expand
 from policyc.parse import Parsed
 
 RESERVED_DOMAINS = ("kubernetes.io", "k8s.io")
@@ -70,6 +70,8 @@ class _Resolver:
 
     def run(self) -> tuple[ir.Cluster | None, list[Diagnostic]]:
         spec = self.spec
+        if not self.within_node_limit():
+            return None, self.out
         self.check_version()
         self.check_domain()
         for list_name, items, what in (
@@ -114,6 +116,28 @@ class _Resolver:
         return cluster, self.out
 
     # --- spec-level settings -------------------------------------------------------------------------
+
+    def within_node_limit(self) -> bool:
+        """Count the nodes of every pattern before expanding any: a few bytes of ranges could stand for
+        millions of nodes."""
+        patterns = [(self.path("nodePools", i, "nodes", j), p) for i, pool in enumerate(self.spec.node_pools)
+                    for j, p in enumerate(pool.nodes)]  # fmt: skip
+        if self.spec.control_plane:
+            patterns += [(("spec", "controlPlane", "nodes", j), p) for j, p in enumerate(self.spec.control_plane.nodes)]
+        total = 0
+        for path, pattern in patterns:
+            total += check(pattern)
+            if total > MAX_NODES:
+                self.report(
+                    diag(
+                        "invalid-node-pattern",
+                        f"with '{pattern}' the policy holds more than {MAX_NODES:,} nodes",
+                        path,
+                        hint="policyc compiles clusters of up to 100,000 nodes; is a range longer than meant?",
+                    )
+                )
+                return False
+        return True
 
     def check_version(self) -> None:
         supported = supported_kubernetes_versions()

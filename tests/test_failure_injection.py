@@ -294,11 +294,6 @@ def test_cli_interrupted_mid_write_keeps_the_output(out) -> None:
     assert_no_leftovers(out)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="policyc/cli.py: click's standalone mode turns KeyboardInterrupt into 'Aborted!' and exit code 1 (the "
-    "code of a policy error) before run() can map it to 'policyc: interrupted' and 130",
-)
 def test_cli_interrupted_mid_write_exits_130(out) -> None:
     result = interrupted_build(out)
     assert result.returncode == 130, result.stderr

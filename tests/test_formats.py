@@ -37,7 +37,8 @@ def test_github_escaping() -> None:
     report = Report("a,b:c.yaml")
     report.extend([diag("invalid-value", "100% wrong\nreally", ("spec",))])
     first = to_github([report]).splitlines()[0]
-    assert first.startswith("::error file=a%2Cb%3Ac.yaml,line=1,col=1,title=PC104 invalid-value::100%25 wrong%0Areally")
+    # a line break in a message is escaped everywhere, so that each diagnostic stays on one line
+    assert first.startswith("::error file=a%2Cb%3Ac.yaml,line=1,col=1,title=PC104 invalid-value::100%25 wrong\\nreally")
 
 
 def test_sarif_log() -> None:

@@ -377,14 +377,12 @@ def test_merge_keys_are_accepted(tmp_path, monkeypatch) -> None:
 # --- values that are valid YAML but cost the compiler dearly (bugs outside the loader) -----------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="policyc/k8s/quantity.py: adding quantities expands 10**exponent (a hang)")
 def test_huge_quantity_exponent_does_not_hang(tmp_path) -> None:
     text = with_pool_lines('allocatable: {cpu: "1e999999999"}')
     code, _, seconds, _ = build_in_subprocess(tmp_path, text.encode(), timeout=5)
     assert code == 1 and seconds < 5
 
 
-@pytest.mark.xfail(strict=True, reason="no cap on the total of node ranges: 100 ranges of 99,999 nodes take minutes")
 def test_total_node_count_is_bounded(tmp_path) -> None:
     ranges = ", ".join(f'"n{i}-[1-99999]"' for i in range(100))
     text = MINIMAL.replace('nodes: ["gpu-[1-4]"]', f"nodes: [{ranges}]")

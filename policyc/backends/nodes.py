@@ -16,7 +16,7 @@ from policyc.ir import GFD_PRODUCT, Cluster
 CONTROL_PLANE = "@control-plane"
 """Pool key of the control-plane nodes in the script (not a valid pool name, so it cannot collide)."""
 
-_SHELL_SAFE = re.compile(r"^[A-Za-z0-9@._/=:-]*$")
+_SHELL_SAFE = re.compile(r"[A-Za-z0-9@._/=:-]*")
 
 
 class UnsafeShellValue(ValueError):
@@ -24,7 +24,7 @@ class UnsafeShellValue(ValueError):
 
 
 def _quote(value: str) -> str:
-    if not _SHELL_SAFE.match(value):
+    if not _SHELL_SAFE.fullmatch(value) or value.startswith("-"):  # a leading '-' reads as a kubectl option
         raise UnsafeShellValue(f"refusing to write {value!r} into nodes/apply.sh")
     return f"'{value}'"
 

@@ -178,6 +178,11 @@ class Quantity:
     def is_negative(self) -> bool:
         return self._coefficient < 0
 
+    def exceeds(self, power_of_ten: int) -> bool:
+        """Whether the magnitude is at least 10**power_of_ten, without computing the value (which for
+        a quantity like 1e999999999 would take minutes)."""
+        return self._coefficient != 0 and self._exponent + _digit_count(abs(self._coefficient)) > power_of_ten
+
     def is_zero(self) -> bool:
         return self._coefficient == 0
 

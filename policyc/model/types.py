@@ -19,7 +19,7 @@ from policyc.diagnostics import describe_value, did_you_mean
 from policyc.k8s import names
 from policyc.k8s.quantity import Quantity as _Quantity
 from policyc.k8s.quantity import QuantityError
-from policyc.noderanges import NodeRangeError, expand
+from policyc.noderanges import NodeRangeError, check
 
 DNS1123_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 DNS1123_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
@@ -87,6 +87,9 @@ def _resource_name(value: str) -> str:
     return value
 
 
+_MAX_QUANTITY_DIGITS = 19
+"""Digits of the integer part beyond which no quantity fits Kubernetes' int64 (about 9.2e18)."""
+
 _BYTE_SUFFIX = re.compile(r"^([0-9.]+)\s*([kKmMgGtTpPeE])(i?)[bB]?$")
 
 
@@ -111,6 +114,8 @@ def _quantity(value: Any) -> _Quantity:
         quantity = _Quantity.from_json(value)
     except QuantityError as e:
         raise policy_error("invalid-quantity", str(e), _quantity_hint(str(value))) from None
+    if quantity.exceeds(_MAX_QUANTITY_DIGITS):
+        raise policy_error("invalid-quantity", f"{value} is too large; Kubernetes quantities stop below 2^63")
     if quantity.is_negative():
         raise policy_error("invalid-value", f"{value} is negative; quantities in a policy are never below zero")
     return quantity
@@ -118,14 +123,14 @@ def _quantity(value: Any) -> _Quantity:
 
 def _node_pattern(value: str) -> str:
     try:
-        expand(value)
+        check(value)
     except NodeRangeError as e:
         raise policy_error("invalid-node-pattern", str(e), e.hint) from None
     return value
 
 
 def _kubernetes_version(value: str) -> str:
-    if not re.match(KUBERNETES_VERSION, value):
+    if not re.fullmatch(KUBERNETES_VERSION.strip("^$"), value):
         match = re.match(r"^v?(1\.[0-9]+)(\.[0-9]+)?$", value.strip())
         raise policy_error(
             "invalid-value",
