@@ -96,9 +96,10 @@ def write_tree(files: Mapping[str, OutputFile], target: str | os.PathLike[str]) 
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(staging, 0o777 & ~umask)
+        for directory in sorted({os.path.dirname(rel) for rel in files} - {""}):  # each once, not per file
+            (staging / directory).mkdir(parents=True, exist_ok=True)
         for rel, f in files.items():
             path = staging / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(f.data)
             if f.executable:
                 os.chmod(path, 0o777 & ~umask)
