@@ -8,7 +8,7 @@ and provenance.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from policyc.diagnostics import Path
 from policyc.k8s.quantity import Quantity
@@ -195,10 +195,6 @@ class Cluster:
     workloads: tuple[Workload, ...]
     complete: bool = True
     """False when parsing dropped invalid items: totals over the cluster are then not trustworthy."""
-    tier_by_name: dict[str, Tier] = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "tier_by_name", {t.name: t for t in self.tiers})
 
     def policy_key(self, resource: str) -> str:
         """A resource as policies usually write it ('gpu' for the GPU resource), to locate diagnostics."""

@@ -24,7 +24,6 @@ from policyc.noderanges import MAX_NODES, check, expand
 from policyc.parse import Parsed
 
 RESERVED_DOMAINS = ("kubernetes.io", "k8s.io")
-RESERVED_QUEUES = ("root", "default")
 _DEFAULT_KIND = {
     "volcano": {"training": "VolcanoJob", "inference": "Deployment"},
     "kueue": {"training": "Job", "inference": "Deployment"},
