@@ -124,6 +124,7 @@ def explain(policy: str, workload: str | None, pool: str | None, selector: str |
     from policyc import explain as ex
     from policyc.compiler import compile_file
     from policyc.diagnostics import did_you_mean
+    from policyc.placement import targets
 
     compilation = compile_file(policy)
     if compilation.cluster is None or not compilation.artifacts:
@@ -131,7 +132,7 @@ def explain(policy: str, workload: str | None, pool: str | None, selector: str |
         sys.exit(EXIT_FAILED)
     for option, value, known in (
         ("workload", workload, [w.name for w in compilation.cluster.workloads]),
-        ("pool", pool, [r.pool for r in ex.placement_rows(compilation)]),
+        ("pool", pool, [t.name for t in targets(compilation.cluster)]),
     ):
         if value is not None and value not in known:
             hint = did_you_mean(value, known)

@@ -13,7 +13,7 @@ import html
 from dataclasses import dataclass
 from fractions import Fraction
 
-from policyc.checks.capacity import capacity
+from policyc.checks.capacity import capacity, quota_totals
 from policyc.compiler import Compilation
 from policyc.formats import render_text
 from policyc.ir import Cluster
@@ -98,12 +98,7 @@ def figures(cluster: Cluster) -> Figures:
         for tier in cluster.tiers
     ]
     total = capacity(cluster, cluster.pools)
-    overcommit = {}
-    for resource, available in total.items():
-        key = f"requests.{resource}"
-        quotas = [t.quota.hard[key] * len(t.namespaces) for t in cluster.tenants if t.quota and key in t.quota.hard]
-        if quotas and not available.is_zero():
-            overcommit[resource] = (sum(quotas, Quantity.from_value(0)), available)
+    overcommit = quota_totals(cluster, total)
     return Figures(
         cluster.name, gpu, sum(p.gpus for p in cluster.pools), pools, tiers, tenants, overcommit, unattributed
     )

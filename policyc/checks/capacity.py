@@ -85,22 +85,26 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
     yield from _overcommit(cluster, total)
 
 
-def _overcommit(cluster: Cluster, total: dict[str, Quantity]) -> Iterator[Diagnostic]:
+def quota_totals(cluster: Cluster, total: dict[str, Quantity]) -> dict[str, tuple[Quantity, Quantity]]:
+    """Resource -> (what the namespace quotas request in all, what the cluster has), for every resource with
+    both a stated capacity and a quota (a tenant's quota counts once per namespace)."""
+    out = {}
     for resource, available in total.items():
         key = f"requests.{resource}"
-        parts = [
-            (t, t.quota.hard[key] * len(t.namespaces))
-            for t in cluster.tenants
-            if t.quota is not None and key in t.quota.hard
-        ]
-        if not parts or available.is_zero():
-            continue
-        allowed = sum((a for _, a in parts), Quantity.from_value(0))
+        quotas = [t.quota.hard[key] * len(t.namespaces) for t in cluster.tenants if t.quota and key in t.quota.hard]
+        if quotas and not available.is_zero():
+            out[resource] = (sum(quotas, Quantity.from_value(0)), available)
+    return out
+
+
+def _overcommit(cluster: Cluster, total: dict[str, Quantity]) -> Iterator[Diagnostic]:
+    for resource, (allowed, available) in quota_totals(cluster, total).items():
         if allowed > available:
             ratio = float(allowed.value / available.value)
             yield diag(
                 "quota-overcommit",
-                f"namespace quotas allow {allowed} {key} in total, {ratio:.2f}x the cluster's {available}",
+                f"namespace quotas allow {allowed} requests.{resource} in total, "
+                f"{ratio:.2f}x the cluster's {available}",
                 ("spec", "tenants"),
                 hint="fine if intended (not every tenant peaks at once); queues, not quotas, then decide who waits",
             )
