@@ -124,7 +124,7 @@ def explain(policy: str, workload: str | None, pool: str | None, selector: str |
     from policyc import explain as ex
     from policyc.compiler import compile_file
     from policyc.diagnostics import did_you_mean
-    from policyc.placement import targets
+    from policyc.proof.placement import targets
 
     compilation = compile_file(policy)
     if compilation.cluster is None or not compilation.artifacts:

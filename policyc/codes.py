@@ -8,7 +8,7 @@ a retired code stays in the table, marked retired. The hundreds group the stage 
 - PC2xx  Kubernetes syntax of names, labels, taints and quantities
 - PC3xx  references between parts of the policy and uniqueness of names
 - PC4xx  meaning: quotas, queues, priorities, pools
-- PC5xx  the placement proof
+- PC5xx  the proof: admission and placement of the emitted templates
 - PC6xx  the Volcano scheduler configuration
 - PC7xx  the Kueue backend
 - PC9xx  the compiler's own output failed verification (a policyc bug, or a limit of the target)
@@ -198,6 +198,36 @@ _RULES: tuple[Rule, ...] = (
     Rule(
         "PC424", "weight-ignored", Severity.WARNING, "A queue weight is set with the capacity plugin, which ignores it."
     ),
+    Rule(
+        "PC425",
+        "pod-larger-than-nodes",
+        Severity.ERROR,
+        "A workload's pod asks for more cpu or memory than the nodes of any pool it can use have.",
+    ),
+    Rule(
+        "PC426",
+        "workload-exceeds-pools",
+        Severity.ERROR,
+        "A workload's pods cannot all run at once on the nodes of the pools it can use.",
+    ),
+    Rule(
+        "PC427",
+        "workload-exceeds-queue",
+        Severity.ERROR,
+        "A workload's pods together need more than its queue's capability: the gang never starts.",
+    ),
+    Rule(
+        "PC428",
+        "workload-unsized",
+        Severity.ERROR,
+        "A workload states no cpu or memory request, and no pool it can use states the allocatable to size it from.",
+    ),
+    Rule(
+        "PC429",
+        "workload-resources-inconsistent",
+        Severity.ERROR,
+        "A workload's limits are below its requests, or differ from them under qos Guaranteed.",
+    ),
     # PC5xx: placement proof
     Rule(
         "PC501",
@@ -215,6 +245,18 @@ _RULES: tuple[Rule, ...] = (
         "placement-prefers-hybrid",
         Severity.WARNING,
         "A workload template prefers a hybrid pool over its dedicated one.",
+    ),
+    Rule(
+        "PC506",
+        "template-refused-by-admission",
+        Severity.ERROR,
+        "A template's pods are refused in their namespace by admission (LimitRange, ResourceQuota, priority).",
+    ),
+    Rule(
+        "PC507",
+        "workload-exceeds-quota",
+        Severity.ERROR,
+        "A workload's pods together exceed their namespace's ResourceQuota: the last ones are refused.",
     ),
     # PC6xx: volcano-scheduler.conf
     Rule("PC601", "unknown-scheduler-action", Severity.ERROR, "An action Volcano does not have."),
@@ -281,6 +323,13 @@ _RULES: tuple[Rule, ...] = (
         "flavor-admits-forbidden-pool",
         Severity.ERROR,
         "A queue offers a flavor that a workload with preferred placement must not use; Kueue would place it there.",
+    ),
+    Rule(
+        "PC707",
+        "kueue-limit",
+        Severity.ERROR,
+        "The policy needs more than Kueue allows: over 64 flavors in a queue, over 8 node labels, taints or "
+        "tolerations on a flavor, or a flavor name over 253 characters.",
     ),
     # PC9xx: output verification
     Rule("PC901", "output-schema", Severity.ERROR, "An emitted object does not pass its Kubernetes or CRD schema."),

@@ -63,7 +63,7 @@ def _compile(path: str | os.PathLike[str], display_name: str | None) -> Compilat
     from policyc.checks import run_checks
     from policyc.load import load_file
     from policyc.parse import parse
-    from policyc.placement import prove
+    from policyc.proof import prove
     from policyc.resolve import resolve
     from policyc.verify import verify
     from policyc.write import render

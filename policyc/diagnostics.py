@@ -66,6 +66,13 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
     return None
 
 
+def listing(items: Sequence[str], shown: int = 4) -> str:
+    """Items joined with commas, at most `shown` of them and how many more: a message stays one short line."""
+    if len(items) <= shown:
+        return ", ".join(items)
+    return f"{', '.join(items[:shown])} and {len(items) - shown} more"
+
+
 def pointer(path: Path) -> str:
     """The JSON pointer (RFC 6901) of a document path."""
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)

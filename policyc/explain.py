@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 
 from policyc.compiler import Compilation
 from policyc.diagnostics import where
-from policyc.placement import CONTROL_PLANE, Cell, matrix, targets, workload_templates
+from policyc.proof.placement import CONTROL_PLANE, Cell, matrix, targets, workload_templates
 
 
 @dataclass(frozen=True)

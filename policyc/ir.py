@@ -138,8 +138,11 @@ class LimitRange:
 class Tenant:
     name: str
     namespaces: tuple[str, ...]
+    allowed_priority_classes: tuple[str, ...] | None
+    """Priority classes the policy lets the tenant use (None: it names none, so every class of the policy)."""
     forbidden_priority_classes: tuple[str, ...]
-    """Priority classes the tenant may not use (their pods are refused by a zero-pods quota)."""
+    """Classes of the policy the tenant may not use (its pods naming any class but the allowed ones are refused
+    by a zero-pods quota, system classes included)."""
     queue: Queue
     quota: Quota | None
     limit_range: LimitRange | None
@@ -159,7 +162,12 @@ class Workload:
     priority_class: str | None
     image: str
     cpu: Quantity | None
+    """CPU request per pod as the policy states it (None: sized from the nodes, `policyc.contract`)."""
     memory: Quantity | None
+    limits: Resources
+    """cpu and memory limits per pod the policy states."""
+    qos: str
+    """Burstable or Guaranteed."""
     placement: str
     """strict: required affinity to its usage and tier; preferred: only a preference."""
     node_selector: dict[str, str]

@@ -2,7 +2,8 @@
 
 Figures: per pool its nodes and GPUs; per GPU tier its capacity and the guarantees that land on it; per
 tenant its queue (guarantee, deserved, capability) and namespace quota, with shares of the cluster;
-quota overcommit per resource; and every warning. A tenant's GPU guarantee is attributed to the tiers
+quota overcommit per resource; per workload whether all its pods fit at once in its namespace quota, its queue
+and the pools it can use, with the room left; and every warning. A tenant's GPU guarantee is attributed to the tiers
 its workloads use (split evenly when they use several); tenants without workloads are shown apart.
 The HTML form draws GPU capacity against guarantees per tier as inline SVG: no script, no network.
 """
@@ -13,11 +14,15 @@ import html
 from dataclasses import dataclass
 from fractions import Fraction
 
+from policyc.backends.kubernetes import QUOTA_NAME, quota_object
 from policyc.checks.capacity import capacity, quota_totals
+from policyc.checks.sizing import pool_room, queue_use
 from policyc.compiler import Compilation
+from policyc.contract import contract_pod, pod_resources, reachable_pools
 from policyc.formats import render_text
-from policyc.ir import Cluster
+from policyc.ir import Cluster, Workload
 from policyc.k8s.quantity import Quantity
+from policyc.proof.admission import quota_use
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,21 @@ class TenantFigures:
 
 
 @dataclass(frozen=True)
+class WorkloadFigures:
+    """Whether all of a workload's pods fit at once: in its namespace quota, its queue and its pools."""
+
+    name: str
+    tenant: str
+    namespace: str
+    pods: int
+    per_pod: str
+    quota: str
+    queue: str
+    pools: str
+    fits: bool
+
+
+@dataclass(frozen=True)
 class Figures:
     policy: str
     gpu_resource: str
@@ -55,6 +75,7 @@ class Figures:
     """resource -> (quota total, capacity), for every resource with both."""
     unattributed: Fraction
     """GPUs guaranteed to tenants that declare no workload (so to no tier)."""
+    workloads: list[WorkloadFigures]
 
 
 def figures(cluster: Cluster) -> Figures:
@@ -100,7 +121,50 @@ def figures(cluster: Cluster) -> Figures:
     total = capacity(cluster, cluster.pools)
     overcommit = quota_totals(cluster, total)
     return Figures(
-        cluster.name, gpu, sum(p.gpus for p in cluster.pools), pools, tiers, tenants, overcommit, unattributed
+        cluster.name,
+        gpu,
+        sum(p.gpus for p in cluster.pools),
+        pools,
+        tiers,
+        tenants,
+        overcommit,
+        unattributed,
+        [_workload(cluster, w) for w in cluster.workloads],
+    )
+
+
+def _tightest(uses: list[tuple[str, Quantity, Quantity]]) -> tuple[str, bool]:
+    """Of (key, need, limit) triples: the one with the least room left, or every one over its limit."""
+    over = [(key, need, limit) for key, need, limit in uses if need > limit]
+    if over:
+        return "over: " + ", ".join(f"{key} {need} of {limit}" for key, need, limit in over), False
+    if not uses:
+        return "-", True
+    key, need, limit = min(uses, key=lambda u: ((u[2] - u[1]).value / max(u[2].value, 1), u[0]))
+    return f"fits, {limit - need} {key} left", True
+
+
+def _workload(cluster: Cluster, w: Workload) -> WorkloadFigures:
+    pods, reach = pod_resources(cluster, w), reachable_pools(cluster, w)
+    tenant = next(t for t in cluster.tenants if t.name == w.tenant)
+    per_pod = ", ".join(f"{q} {r}" for r, q in pods.requests.items())
+    quotas = [quota_object(QUOTA_NAME, tenant.quota)] if tenant.quota and tenant.quota.hard else []
+    used = quota_use([(w.replicas, contract_pod(w, pods))], quotas)
+    quota, quota_ok = _tightest([(u.key, u.need, u.hard) for u in used])
+    queued = queue_use(w, pods, {t.name: t for t in cluster.tenants})
+    queue, queue_ok = _tightest([(u.resource, u.need, u.cap) for u in queued])
+    room = sum(len(p.nodes) * n for p, n in pool_room(cluster, pods, reach))
+    pools_ok = w.replicas <= room
+    return WorkloadFigures(
+        w.name,
+        w.tenant,
+        w.namespace,
+        w.replicas,
+        per_pod,
+        quota,
+        queue,
+        f"{'fits' if pools_ok else 'over'}: room for {room}",
+        quota_ok and queue_ok and pools_ok and not pods.unsized,
     )
 
 
@@ -143,6 +207,10 @@ def _tables(f: Figures) -> list[tuple[str, list[str], list[list[str]]]]:
         for t in f.tenants
     ]
     overcommit = [[r, str(a), str(c), _ratio(a, c)] for r, (a, c) in sorted(f.overcommit.items())]
+    workloads = [
+        [w.name, w.tenant, w.namespace, str(w.pods), w.per_pod, w.quota, w.queue, w.pools, "yes" if w.fits else "NO"]
+        for w in f.workloads
+    ]
     gpu = f.gpu_resource
     return [
         ("Node pools", ["pool", "usage", "tier", "GPU", "nodes", gpu], pools),
@@ -161,6 +229,11 @@ def _tables(f: Figures) -> list[tuple[str, list[str], list[list[str]]]]:
             tenants,
         ),
         ("Quotas against capacity", ["resource", "quotas allow", "cluster has", "ratio"], overcommit),
+        (
+            "Workloads (all pods at once)",
+            ["workload", "tenant", "namespace", "pods", "per pod", "namespace quota", "queue", "pools", "fits"],
+            workloads,
+        ),
     ]
 
 

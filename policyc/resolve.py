@@ -404,6 +404,7 @@ class _Resolver:
             out[tenant.name] = ir.Tenant(
                 name=tenant.name,
                 namespaces=tuple(tenant.namespaces),
+                allowed_priority_classes=None if allowed is None else tuple(sorted(set(allowed) & class_names)),
                 forbidden_priority_classes=forbidden,
                 queue=self.queue(tenant.queue, parent, self.path("tenants", i, "queue")),
                 quota=self.quota(tenant.quota, self.path("tenants", i, "quota")),
@@ -555,6 +556,8 @@ class _Resolver:
                     image=w.image or f"registry.example.com/{tenant.name}/{w.name}:latest",
                     cpu=w.cpu,
                     memory=w.memory,
+                    limits={r: q for r, q in (("cpu", w.limits.cpu), ("memory", w.limits.memory)) if q is not None},
+                    qos=w.qos,
                     placement=w.placement,
                     node_selector=dict(sorted(w.node_selector.items())),
                     tolerations=tuple(t.model_dump(exclude_none=True) for t in w.tolerations),

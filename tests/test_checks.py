@@ -35,7 +35,7 @@ def test_capacity_counts_gpus_and_stated_allocatable(compile_text) -> None:
 def test_cpu_guarantee_beyond_allocatable_is_an_error(compile_text) -> None:
     result = compile_text(POLICY + '    - {name: ml, namespaces: [ml], queue: {guarantee: {cpu: "161"}}}\n')
     [d] = result.report.errors
-    assert d.code == "PC414" and "161 cpu in total" in d.message and "has 160500m" in d.message
+    assert d.code == "PC414" and "guaranteed 161 cpu" in d.message and "have 160500m (p1 128, p2 32500m)" in d.message
 
 
 def test_a_guarantee_that_fits_exactly_passes(compile_text) -> None:

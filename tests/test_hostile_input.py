@@ -23,6 +23,7 @@ from tests.conftest import REPO
 
 MINIMAL = (REPO / "policies" / "minimal.yaml").read_text()
 POOL_GPU = "      gpu: {product: NVIDIA-A100-SXM4-40GB, count: 8}\n"
+POOL_ALLOCATABLE = next(line + "\n" for line in MINIMAL.splitlines() if line.strip().startswith("allocatable:"))
 DIAGNOSTIC = re.compile(r"^policy\.yaml:(\d+):(\d+): (?:error|warning) (PC\d{3}): ", re.MULTILINE)
 
 # Runs the CLI as `policyc` does, then prints its peak memory (KiB) on stderr, whatever the exit status.
@@ -39,8 +40,11 @@ BASELINE_KIB: list[int] = []  # the peak memory of building the minimal policy, 
 
 
 def with_pool_lines(*lines: str) -> str:
-    """The minimal policy with `lines` added to its only node pool."""
-    return MINIMAL.replace(POOL_GPU, POOL_GPU + "".join(f"      {line}\n" for line in lines))
+    """The minimal policy with `lines` added to its only node pool (an `allocatable` line replaces its own)."""
+    text = MINIMAL
+    if any(line.startswith("allocatable:") for line in lines):
+        text = text.replace(POOL_ALLOCATABLE, "")
+    return text.replace(POOL_GPU, POOL_GPU + "".join(f"      {line}\n" for line in lines))
 
 
 def found(stderr: str) -> list[tuple[str, int, int]]:
@@ -246,19 +250,19 @@ def test_a_device_without_a_size_is_read_only_up_to_the_limit(tmp_path) -> None:
             id="duplicate-key",
         ),
         pytest.param(
-            MINIMAL.encode() + b"---\n" + MINIMAL.encode(), ("PC004", 29, 1), "split the documents", id="two-documents"
+            MINIMAL.encode() + b"---\n" + MINIMAL.encode(), ("PC004", 30, 1), "split the documents", id="two-documents"
         ),
         pytest.param(
             b"a: 1\n--- \nb: 2\n---\nc: 3\n", ("PC004", 4, 1), "exactly one ClusterPolicy", id="three-documents"
         ),
         pytest.param(
-            MINIMAL.replace("name: ml", "name: m\xe9l").encode("latin-1"), ("PC008", 20, 14), "UTF-8", id="latin-1"
+            MINIMAL.replace("name: ml", "name: m\xe9l").encode("latin-1"), ("PC008", 21, 14), "UTF-8", id="latin-1"
         ),
         pytest.param(MINIMAL.encode("utf-16"), ("PC008", 1, 1), "UTF-8", id="utf-16"),
         pytest.param(bytes(range(256)) * 4, ("PC008", 2, 118), "UTF-8", id="binary"),
         pytest.param(b"\x7fELF\x02\x01\x01\x00\x00\x00", ("PC008", 1, 8), "binary file", id="executable"),
         pytest.param(
-            MINIMAL.replace("name: ml", "name: m\x00l").encode(), ("PC008", 20, 14), "binary file", id="nul-byte"
+            MINIMAL.replace("name: ml", "name: m\x00l").encode(), ("PC008", 21, 14), "binary file", id="nul-byte"
         ),
         pytest.param(b"a: \x07\n", ("PC002", 1, 4), None, id="control-character"),
         pytest.param(b'a: "\\ud800"\n', ("PC002", 1, 7), None, id="lone-surrogate-escape"),

@@ -4,17 +4,20 @@ Kueue's Configuration and of the kube-scheduler profile."""
 from __future__ import annotations
 
 import copy
+import dataclasses
+import sys
 
 import pytest
 from ruamel.yaml import YAML
 
 from policyc import kube_scheduler_conf, kueue_conf
 from policyc.backends import kueue
+from policyc.checks import kueue as kueue_checks
 from policyc.checks.kueue import resource_group_problems
 from policyc.compiler import compile_file
 from policyc.k8s.quantity import Quantity
-from policyc.placement import pod_templates
-from tests.conftest import POLICIES
+from policyc.proof.placement import pod_templates
+from tests.conftest import POLICIES, REPO
 
 TREE = """\
 apiVersion: policyc.io/v1alpha1
@@ -59,10 +62,12 @@ def _by_name(objects: list[dict]) -> dict[str, dict]:
 def test_cluster_queues_offer_dedicated_flavors_first_and_cover_every_resource(ai_prod) -> None:
     queues = _by_name(_objects(ai_prod, "kueue/clusterqueues.yaml"))
     flavors = {name: [f["name"] for f in q["spec"]["resourceGroups"][0]["flavors"]] for name, q in queues.items()}
+    # One flavor per tier and usage: dedicated first, larger first (high-performance-training has h100-train's
+    # 128 GPUs and a100-train's 32; standard-training a40-dev's 24), hybrid last.
     assert flavors == {
-        "research": ["h100-train", "a100-train", "a40-dev", "h20-hybrid"],
-        "team-a": ["h100-train", "a100-train", "h20-hybrid"],
-        "team-b": ["l4-serve", "t4-serve"],
+        "research": ["high-performance-training", "standard-training", "high-performance-hybrid"],
+        "team-a": ["high-performance-training", "high-performance-hybrid"],
+        "team-b": ["inference-inference"],
     }
     for name, q in queues.items():
         assert q["spec"]["cohortName"] == "ai-prod"
@@ -82,14 +87,22 @@ def test_guarantee_is_nominal_quota_and_the_rest_is_the_cohorts_shared_pool(ai_p
                 for r in flavor["resources"]:
                     key = (flavor["name"], r["name"])
                     total[key] = total.get(key, Quantity.from_value(0)) + Quantity.parse(r["nominalQuota"])
-    for pool in cluster.pools:
-        for resource, capacity in kueue.pool_capacity(cluster, pool).items():
-            assert total[pool.name, resource] == capacity, (pool.name, resource)
+    assert {f for f, _ in total} == {f.name for f in kueue.all_flavors(cluster)}
+    for flavor in kueue.all_flavors(cluster):
+        for resource, capacity in kueue.flavor_capacity(cluster, flavor).items():
+            assert total[flavor.name, resource] == capacity, (flavor.name, resource)
+    # h100-train 16 x 8 + a100-train 4 x 8 GPUs; 16 x 96 + 4 x 128 CPUs.
+    assert total["high-performance-training", "nvidia.com/gpu"] == Quantity.from_value(160)
+    assert total["high-performance-training", "cpu"] == Quantity.from_value(2048)
     team_a = _by_name(_objects(ai_prod, "kueue/clusterqueues.yaml"))["team-a"]["spec"]
     gpu = {f["name"]: f["resources"][2] for f in team_a["resourceGroups"][0]["flavors"]}
-    assert gpu["h100-train"] == {"name": "nvidia.com/gpu", "nominalQuota": "64", "borrowingLimit": "96"}
-    assert gpu["h20-hybrid"]["nominalQuota"] == "0"
+    assert gpu["high-performance-training"] == {"name": "nvidia.com/gpu", "nominalQuota": "64", "borrowingLimit": "96"}
+    assert gpu["high-performance-hybrid"]["nominalQuota"] == "0"
     assert team_a["fairSharing"] == {"weight": "4"}
+    # What team-a (64) and research (8) are not guaranteed of the 160 is shared in the root cohort.
+    [root] = [c for c in _objects(ai_prod, "kueue/cohorts.yaml") if c["metadata"]["name"] == "ai-prod"]
+    shared = {f["name"]: f["resources"][2]["nominalQuota"] for f in root["spec"]["resourceGroups"][0]["flavors"]}
+    assert shared["high-performance-training"] == "88"
 
 
 def test_reclaim_protects_non_reclaimable_tenants_by_priority(ai_prod) -> None:
@@ -102,15 +115,32 @@ def test_reclaim_protects_non_reclaimable_tenants_by_priority(ai_prod) -> None:
     assert queues["team-b"]["spec"]["preemption"]["reclaimWithinCohort"] == "Any"
 
 
-def test_flavors_carry_pool_labels_taints_and_tolerations(ai_prod) -> None:
-    flavor = _by_name(_objects(ai_prod, "kueue/resourceflavors.yaml"))["h20-hybrid"]["spec"]
-    assert flavor["nodeLabels"] == {
+def test_flavors_carry_group_labels_taints_and_tolerations(ai_prod) -> None:
+    flavors = _by_name(_objects(ai_prod, "kueue/resourceflavors.yaml"))
+    assert list(flavors) == [
+        "high-performance-hybrid",
+        "high-performance-training",
+        "inference-inference",
+        "standard-training",
+    ]
+    hybrid = flavors["high-performance-hybrid"]["spec"]
+    assert hybrid["nodeLabels"] == {
         "ai.example.com/gpu.tier": "high-performance",
-        "ai.example.com/node.pool": "h20-hybrid",
         "ai.example.com/node.usage": "hybrid",
     }
-    assert [t["key"] for t in flavor["nodeTaints"]] == ["ai.example.com/node.usage", "nvidia.com/gpu.product"]
-    assert all(t["operator"] == "Equal" and t["value"] for t in flavor["tolerations"])
+    assert [(t["key"], t["value"]) for t in hybrid["nodeTaints"]] == [
+        ("ai.example.com/node.usage", "hybrid"),
+        ("nvidia.com/gpu.product", "NVIDIA-H20"),
+    ]
+    assert all(t["operator"] == "Equal" and t["value"] for t in hybrid["tolerations"])
+    # Two products: only the usage taint is on every node; each product's taint is tolerated.
+    serve = flavors["inference-inference"]["spec"]
+    assert serve["nodeTaints"] == [{"key": "ai.example.com/node.usage", "value": "inference", "effect": "NoSchedule"}]
+    assert [(t["key"], t["value"]) for t in serve["tolerations"]] == [
+        ("ai.example.com/node.usage", "inference"),
+        ("nvidia.com/gpu.product", "NVIDIA-L4"),
+        ("nvidia.com/gpu.product", "Tesla-T4"),
+    ]
 
 
 def test_templates_join_their_local_queue_and_the_scheduler_profile(ai_prod) -> None:
@@ -118,7 +148,7 @@ def test_templates_join_their_local_queue_and_the_scheduler_profile(ai_prod) -> 
     assert (job["apiVersion"], job["kind"]) == ("batch/v1", "Job")
     assert job["metadata"]["labels"][kueue.QUEUE_LABEL] == "team-a"
     assert job["spec"]["suspend"] is True
-    [(_, pod)] = pod_templates(job)
+    [(_, _, pod)] = pod_templates(job)
     assert pod["spec"]["schedulerName"] == "gpu-binpack"
     assert pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     local = _objects(ai_prod, "kueue/localqueues.yaml")
@@ -158,6 +188,244 @@ def test_parents_become_a_cohort_tree(compile_text) -> None:
 def test_a_queue_cycle_is_reported(compile_text) -> None:
     result = compile_text(TREE.replace("queue: {guarantee: {gpu: 16}", "queue: {parent: team-a, guarantee: {gpu: 16}"))
     assert "PC422" in {d.code for d in result.report.diagnostics}
+
+
+TWO_POOLS = """\
+apiVersion: policyc.io/v1alpha1
+kind: ClusterPolicy
+metadata: {name: two}
+spec:
+  kubernetesVersion: "1.33"
+  domain: gpu.example.org
+  scheduler: {backend: kueue}
+  gpuTiers:
+    - {name: a100, products: [NVIDIA-A100-SXM4-40GB, NVIDIA-A100-SXM4-80GB]}
+  nodePools:
+    - name: big
+      usage: training
+      nodes: ["big-[01-16]"]
+      gpu: {product: NVIDIA-A100-SXM4-40GB, count: 8}
+      allocatable: {cpu: "64", memory: 512Gi}
+      taints: [{key: example.com/team, value: ml, effect: NoSchedule}, {key: example.com/old, effect: PreferNoSchedule}]
+    - name: small
+      usage: training
+      nodes: ["small-[1-4]"]
+      gpu: {product: NVIDIA-A100-SXM4-80GB, count: 8}
+      allocatable: {cpu: "128", memory: 1Ti}
+      taints: [{key: example.com/team, value: ml, effect: NoSchedule}, {key: example.com/flaky, effect: NoExecute}]
+    - name: spill
+      usage: hybrid
+      nodes: ["spill-[1-2]"]
+      gpu: {product: NVIDIA-A100-SXM4-40GB, count: 8}
+      allocatable: {cpu: "64", memory: 512Gi}
+  tenants:
+    - {name: ml, namespaces: [ml], queue: {guarantee: {gpu: 100}, capability: {gpu: 150}}}
+"""
+
+
+GPU_PRODUCT = "nvidia.com/gpu.product"
+
+
+def test_pools_of_one_tier_and_usage_are_one_flavor(compile_text) -> None:
+    result = compile_text(TWO_POOLS)
+    assert result.ok, [d.message for d in result.report.diagnostics]
+    flavors = _by_name(_objects(result, "kueue/resourceflavors.yaml"))
+    assert list(flavors) == ["a100-hybrid", "a100-training"]
+    training = flavors["a100-training"]["spec"]
+    assert training == {
+        "nodeLabels": {"gpu.example.org/gpu.tier": "a100", "gpu.example.org/node.usage": "training"},
+        # Both pools carry the team taint and the usage taint; the product taints, the NoExecute taint of
+        # 'small' alone and the PreferNoSchedule taint (which Kueue ignores) are not common.
+        "nodeTaints": [
+            {"key": "example.com/team", "value": "ml", "effect": "NoSchedule"},
+            {"key": "gpu.example.org/node.usage", "value": "training", "effect": "NoSchedule"},
+        ],
+        "tolerations": [
+            {"key": "gpu.example.org/node.usage", "operator": "Equal", "value": "training", "effect": "NoSchedule"},
+            {"key": GPU_PRODUCT, "operator": "Equal", "value": "NVIDIA-A100-SXM4-40GB", "effect": "NoSchedule"},
+            {"key": GPU_PRODUCT, "operator": "Equal", "value": "NVIDIA-A100-SXM4-80GB", "effect": "NoSchedule"},
+        ],
+    }
+    cluster = result.cluster
+    [group] = [f for f in kueue.all_flavors(cluster) if f.name == "a100-training"]
+    assert group.pool_names == ("big", "small")
+    # 16 x 8 + 4 x 8 GPUs; 16 x 64 + 4 x 128 CPUs; 16 x 512Gi + 4 x 1Ti memory.
+    assert kueue.flavor_capacity(cluster, group) == {
+        "cpu": Quantity.from_value(1536),
+        "memory": Quantity.parse("12Ti"),
+        "nvidia.com/gpu": Quantity.from_value(160),
+    }
+    [queue] = _objects(result, "kueue/clusterqueues.yaml")
+    quota = {
+        f["name"]: [r["nominalQuota"] for r in f["resources"]] for f in queue["spec"]["resourceGroups"][0]["flavors"]
+    }
+    assert quota == {"a100-training": ["0", "0", "100"], "a100-hybrid": ["0", "0", "0"]}
+    assert queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"][2]["borrowingLimit"] == "50"
+    [root] = _objects(result, "kueue/cohorts.yaml")
+    shared = {
+        f["name"]: [r["nominalQuota"] for r in f["resources"]] for f in root["spec"]["resourceGroups"][0]["flavors"]
+    }
+    assert shared == {"a100-training": ["1536", "12Ti", "60"], "a100-hybrid": ["128", "1Ti", "16"]}
+
+
+def test_guarantees_beyond_the_flavors_pools_are_reported_once(compile_text) -> None:
+    """Guarantees no split can hold are the capacity check's (PC414), not reported again per flavor (PC705)."""
+    text = TWO_POOLS.split("    - name: spill")[0] + (
+        "  tenants:\n"
+        "    - {name: ml, namespaces: [ml], queue: {guarantee: {gpu: 100}}}\n"
+        "    - {name: research, namespaces: [research], queue: {guarantee: {gpu: 90}}}\n"
+    )
+    result = compile_text(text)
+    [d] = [d for d in result.report.diagnostics if d.code in ("PC414", "PC705")]
+    assert d.code == "PC414"
+    assert d.message == (
+        "tenants 'ml' 100, 'research' 90 are guaranteed 190 nvidia.com/gpu together, but the pools they can use "
+        "have 160 (big 128, small 32)"
+    )
+    assert d.line == _line(text, "{name: research,")
+
+
+def _bench_policy() -> str:
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        from generate import policy
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    text = policy(5000, 100, 500, 200)
+    text = text.replace("  priorityClasses:\n", "  scheduler: {backend: kueue}\n  priorityClasses:\n", 1)
+    return text.replace("kind: VolcanoJob", "kind: Job")
+
+
+def test_the_5000_node_benchmark_compiles_for_kueue(compile_text) -> None:
+    result = compile_text(_bench_policy())
+    assert all(len(d.message) < 400 and len(d.hint or "") < 400 for d in result.report.diagnostics)
+    assert result.ok, [d.message[:200] for d in result.report.diagnostics]
+    flavors = _by_name(_objects(result, "kueue/resourceflavors.yaml"))
+    assert len(flavors) == 9  # 3 tiers x 3 usages
+    [root] = [c for c in _objects(result, "kueue/cohorts.yaml") if c["metadata"]["name"] == "bench"]
+    assert len(root["spec"]["resourceGroups"][0]["flavors"]) == 9
+    # Pool p has tier p % 3 and usage (p // 3) % 3: high-training holds the pools p % 9 == 0 (12 of them, 0 to 99),
+    # every other group 11; each pool 50 nodes x 8 GPUs.
+    groups = {f.name: f for f in kueue.all_flavors(result.cluster)}
+    assert len(groups["high-training"].pools) == 12 and groups["high-training"].gpus == 4800
+    assert groups["low-hybrid"].gpus == 4400
+    assert next(iter(groups)) == "high-training"  # dedicated and largest first
+
+
+TIERS = 22
+"""22 tiers x 3 usages = 66 flavors, two more than a resource group may list."""
+
+
+def _many_tiers() -> str:
+    usages = ("training", "inference", "hybrid")
+    lines = [*TREE.split("  gpuTiers:")[0].splitlines(), "  gpuTiers:"]
+    lines += [f"    - {{name: t{k:02d}, products: [P-{k:02d}]}}" for k in range(TIERS)]
+    lines += ["  nodePools:"]
+    for i in range(TIERS * 3):
+        lines += [
+            f"    - name: p{i:03d}",
+            f"      usage: {usages[i % 3]}",
+            f"      nodes: [n{i:03d}]",
+            f"      gpu: {{product: P-{i // 3:02d}, count: 8}}",
+            '      allocatable: {cpu: "64", memory: 512Gi}',
+        ]
+    lines += ["  tenants:", "    - {name: ml, namespaces: [ml]}", "  workloads:"]
+    for kind, usage in (("train", "training"), ("serve", "inference")):
+        lines += [
+            f"    - {{name: {kind}-{k:02d}, type: {usage}, tenant: ml, gpuTier: t{k:02d}, gpus: 1}}"
+            for k in range(TIERS)
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _line(text: str, fragment: str) -> int:
+    [number] = [i for i, line in enumerate(text.splitlines(), 1) if fragment in line]
+    return number
+
+
+def _limits(result) -> list:
+    return [d for d in result.report.diagnostics if d.code == "PC707"]
+
+
+def test_more_than_64_flavors_in_a_queue_is_reported(compile_text) -> None:
+    text = _many_tiers()
+    result = compile_text(text)
+    assert not result.artifacts
+    cohort, queue = _limits(result)
+    # Pool p064 makes the 65th tier-usage pair, which the root cohort lists.
+    assert cohort.line == _line(text, "- name: p064") and "66 Kueue flavors" in cohort.message
+    assert "root cohort 'tree'" in cohort.message
+    # ml's training workloads bring 44 pairs (training and hybrid of 22 tiers); serve-20 the 65th.
+    assert queue.line == _line(text, "name: serve-20,") and "tenant 'ml' would offer 66" in queue.message
+    assert all(len(d.message) < 300 for d in (cohort, queue))
+    assert not [d for d in result.report.diagnostics if d.code == "PC901"]
+    # Without pools p064 and p065 (tier t21's inference and hybrid pools) there are 64 pairs.
+    lines = text.splitlines(keepends=True)
+    start = _line(text, "- name: p064") - 1
+    assert not _limits(compile_text("".join(lines[:start] + lines[start + 10 :])))
+
+
+def test_more_than_8_tolerations_on_a_flavor_is_reported(compile_text) -> None:
+    products = [f"P-{k}" for k in range(8)]
+    pools = "".join(
+        f"    - {{name: p{k}, usage: training, nodes: [n{k}], gpu: {{product: {p}, count: 8}}, "
+        f'allocatable: {{cpu: "64", memory: 512Gi}}}}\n'
+        for k, p in enumerate(products)
+    )
+    text = TREE.split("  gpuTiers:")[0] + (
+        f"  gpuTiers:\n    - name: many\n      products: [{', '.join(products)}]\n  nodePools:\n{pools}"
+    )
+    result = compile_text(text)
+    [d] = _limits(result)
+    assert d.path == ("spec", "gpuTiers", 0, "products")
+    assert d.line == _line(text, "products: [P-0")
+    assert "'many-training' would need 9 tolerations" in d.message and "split tier 'many'" in d.hint
+    # 7 products: the usage taint and 7 product taints fit.
+    assert not _limits(compile_text(text.replace(", P-7]", "]").replace("product: P-7", "product: P-6")))
+
+
+def test_more_than_8_taints_on_a_flavor_is_reported(compile_text) -> None:
+    taints = ", ".join(f"{{key: example.com/t{k}, effect: NoSchedule}}" for k in range(7))
+    text = TREE.replace(
+        '      allocatable: {cpu: "64", memory: 512Gi}\n',
+        f'      allocatable: {{cpu: "64", memory: 512Gi}}\n      taints: [{taints}]\n',
+    )
+    result = compile_text(text)
+    [d] = _limits(result)
+    assert d.line == _line(text, "taints: [")
+    assert "'a100-training' would carry 9 taints" in d.message and "pool 'train'" in d.hint
+    # Six of its own, with the usage and product taints, fit.
+    assert not _limits(compile_text(text.replace(", {key: example.com/t6, effect: NoSchedule}", "")))
+
+
+def test_more_than_8_node_labels_on_a_flavor_is_reported(compile_text, monkeypatch) -> None:
+    # policyc sets only the tier and usage labels; the check still guards what a flavor is given.
+    spec = kueue.flavor_spec
+
+    def labelled(cluster, flavor):
+        out = spec(cluster, flavor)
+        out["nodeLabels"] = {**out["nodeLabels"], **{f"example.com/l{k}": "x" for k in range(7)}}
+        return out
+
+    monkeypatch.setattr(kueue, "flavor_spec", labelled)
+    [d] = _limits(compile_text(TREE))
+    assert d.line == _line(TREE, "{name: a100,") and "9 node labels" in d.message
+
+
+def test_a_flavor_name_longer_than_253_is_reported(compile_text) -> None:
+    # A tier name has at most 63 characters, so only a resolved cluster built by hand gets here.
+    cluster = compile_text(TREE).cluster
+    long = "t" * 250
+    tier = dataclasses.replace(cluster.tiers[0], name=long)
+    cluster = dataclasses.replace(
+        cluster,
+        tiers=(tier,),
+        pools=tuple(dataclasses.replace(p, tier=long) for p in cluster.pools),
+        workloads=tuple(dataclasses.replace(w, tier=tier) for w in cluster.workloads),
+    )
+    [d] = [d for d in kueue_checks.check(cluster) if d.code == "PC707"]
+    assert d.path == ("spec", "gpuTiers", 0, "name")
+    assert "259 characters" in d.message and len(d.message) < 300
 
 
 _GROUP = {

@@ -9,7 +9,7 @@ import pytest
 
 from policyc.artifacts import Manifest
 from policyc.compiler import compile_file
-from policyc.placement import CONTROL_PLANE, matrix, prove, workload_templates
+from policyc.proof.placement import CONTROL_PLANE, matrix, prove, workload_templates
 from tests.conftest import REPO
 
 BASE = """
@@ -24,13 +24,17 @@ spec:
     - {name: big, products: [NVIDIA-H100-80GB, NVIDIA-H20]}
     - {name: small, products: [NVIDIA-L4]}
   nodePools:
-    - {name: h100-train, usage: training, nodes: ["h100-[1-2]"], gpu: {product: NVIDIA-H100-80GB, count: 8}}
-    - {name: h20-hybrid, usage: hybrid, nodes: [h20-1], gpu: {product: NVIDIA-H20, count: 8}}
-    - {name: h20-serve, usage: inference, nodes: [h20-2], gpu: {product: NVIDIA-H20, count: 8}}
+    - {name: h100-train, usage: training, nodes: ["h100-[1-2]"], gpu: {product: NVIDIA-H100-80GB, count: 8},
+       allocatable: {cpu: "96", memory: 1000Gi}}
+    - {name: h20-hybrid, usage: hybrid, nodes: [h20-1], gpu: {product: NVIDIA-H20, count: 8},
+       allocatable: {cpu: "96", memory: 1000Gi}}
+    - {name: h20-serve, usage: inference, nodes: [h20-2], gpu: {product: NVIDIA-H20, count: 8},
+       allocatable: {cpu: "96", memory: 1000Gi}}
     - name: l4-serve
       usage: inference
       nodes: ["l4-[1-2]"]
       gpu: {product: NVIDIA-L4, count: 4}
+      allocatable: {cpu: "48", memory: 192Gi}
       taints: [{key: example.com/dedicated, value: vip, effect: NoExecute}]
   tenants:
     - {name: ml, namespaces: [ml]}

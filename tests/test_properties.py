@@ -67,8 +67,8 @@ def valid_policies(draw) -> dict:
             }
             if pool["nodes"][0].count("[1-"):  # unpadded bounds must not carry a leading zero
                 pool["nodes"] = [pool["nodes"][0].replace("-0", "-")]
-            if draw(st.booleans()):
-                pool["allocatable"] = {"cpu": draw(st.sampled_from(["64", "96", 128])), "memory": "1000Gi"}
+            # Pods are sized from the allocatable (workloads state no cpu or memory here).
+            pool["allocatable"] = {"cpu": draw(st.sampled_from(["64", "96", 128])), "memory": "1000Gi"}
             if draw(st.booleans()):
                 pool["labels"] = {"topology.kubernetes.io/zone": draw(st.sampled_from(["zone-a", "zone-b", "yes"]))}
             if draw(st.booleans()):
@@ -106,36 +106,45 @@ def valid_policies(draw) -> dict:
         tenant: dict = {"name": name, "namespaces": [f"ns{i}-{name}"[:63]], "queue": queue}
         if draw(st.booleans()):
             tenant["namespaces"].append(f"ns{i}-extra")
-        if draw(st.booleans()):
-            tenant["quota"] = {"requests": {"cpu": draw(st.sampled_from(["100", "500m", 8])), "gpu": guarantee}}
+        if draw(st.booleans()):  # raised below to hold the tenant's workloads
+            tenant["quota"] = {"requests": {"cpu": draw(st.sampled_from(["10k", "20000", 40000])), "gpu": guarantee}}
         if draw(st.booleans()):
             tenant["limitRange"] = {"defaultRequest": {"cpu": "500m", "memory": "1Gi"}, "default": {"cpu": "1"}}
         tenants.append(tenant)
 
     eligible = [
-        (tier["name"], kind, min(_gpus_per_node(p) for p in matching))
+        (tier["name"], kind, matching)
         for tier in tiers
         for kind in ("training", "inference")
         if (matching := [p for p in pools if _in_tier(p, tier) and p["usage"] in (kind, "hybrid")])
     ]
     workloads = []
     for w in range(draw(st.integers(0, 4)) if eligible else 0):
-        tier, kind, max_gpus = draw(st.sampled_from(eligible))
+        tier, kind, matching = draw(st.sampled_from(eligible))
+        gpus = draw(st.integers(1, min(_gpus_per_node(p) for p in matching)))
         workload = {
             "name": f"w{w}-{kind}",
             "type": kind,
             "tenant": draw(st.sampled_from(tenant_names)),
             "gpuTier": tier,
-            "gpus": draw(st.integers(1, max_gpus)),
+            "gpus": gpus,
             "kind": draw(st.sampled_from(KINDS)),
         }
+        room = sum(_gpus(p) // p["gpu"]["count"] * (p["gpu"]["count"] // gpus) for p in matching)  # pods that fit
         if draw(st.booleans()):
-            workload["replicas"] = draw(st.integers(1, 8))
+            workload["replicas"] = draw(st.integers(1, min(8, room)))
         if class_names and draw(st.booleans()):
             workload["priorityClass"] = draw(st.sampled_from(class_names))
         if draw(st.booleans()):
             workload["placement"] = "preferred"
         workloads.append(workload)
+
+    for tenant in tenants:  # quotas and capabilities hold every workload of the tenant at once
+        gangs = [w["gpus"] * w.get("replicas", 1) for w in workloads if w["tenant"] == tenant["name"]]
+        if "quota" in tenant:
+            tenant["quota"]["requests"]["gpu"] = max(tenant["quota"]["requests"]["gpu"], sum(gangs))
+        if "capability" in tenant["queue"]:
+            tenant["queue"]["capability"]["gpu"] = max([tenant["queue"]["capability"]["gpu"], *gangs])
 
     spec = {
         "kubernetesVersion": draw(st.sampled_from(["1.31", "1.33"])),

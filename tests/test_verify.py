@@ -50,3 +50,28 @@ def test_built_in_kinds_are_checked_strictly() -> None:
 def test_kind_without_schema_is_reported() -> None:
     [d] = run({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}})
     assert d.code == "PC901" and "no schema" in d.message
+
+
+def test_a_huge_failing_value_gives_a_short_message() -> None:
+    bad = {**QUEUE, "spec": {**QUEUE["spec"], "weight": "9" * 100_000, "guaranteed": {"cpu": "1" * 100_000}}}
+    found = run(bad)
+    assert [d.code for d in found] == ["PC901", "PC901"]
+    for d in found:
+        assert len(d.message) < 300, d.message
+    assert "spec/weight: type" in found[1].message and '"999' in found[1].message
+    assert "additionalProperties" in found[0].message and '["guaranteed"]' in found[0].message
+
+
+def test_too_many_flavors_names_the_keyword_and_the_count() -> None:
+    flavor = {"name": "f", "resources": [{"name": "cpu", "nominalQuota": "1"}]}
+    cohort = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Cohort",
+        "metadata": {"name": "c"},
+        "spec": {"resourceGroups": [{"coveredResources": ["cpu"], "flavors": [flavor] * 65}]},
+    }
+    found = run(cohort)
+    assert found and all(len(d.message) < 300 for d in found)
+    [d] = [d for d in found if "maxItems" in d.message]
+    assert "at spec/resourceGroups/0/flavors: maxItems limit=64 (value: 65 items: [" in d.message
+    assert d.message.endswith("...)")

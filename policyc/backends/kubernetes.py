@@ -4,7 +4,7 @@ ResourceQuotas (including the zero-pods quota on forbidden priority classes) and
 from __future__ import annotations
 
 from policyc.artifacts import Artifact, Manifest
-from policyc.ir import Cluster, Tenant
+from policyc.ir import Cluster, Quota, Tenant
 from policyc.k8s.objects import metadata, resource_list
 
 QUOTA_NAME = "tenant-quota"
@@ -39,6 +39,30 @@ def _priority_classes(cluster: Cluster) -> list[Manifest]:
     return out
 
 
+def quota_object(name: str, quota: Quota) -> dict:
+    """A tenant's ResourceQuota (metadata holds only its name)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": name},
+        "spec": {"hard": resource_list(quota.hard)},
+    }
+
+
+def _forbidden_scope(cluster: Cluster, t: Tenant) -> list[dict]:
+    """What the tenant's zero-pods quota refuses: a pod naming any class but the allowed ones (system classes
+    included). `NotIn` also matches a pod that names no class and gets no global default, which a restricted
+    tenant may not run either; a tenant the policy does not restrict may, so its scope also asks `Exists`."""
+    if t.allowed_priority_classes is not None:
+        return [{"scopeName": "PriorityClass", "operator": "NotIn", "values": list(t.allowed_priority_classes)}]
+    scope = [{"scopeName": "PriorityClass", "operator": "Exists"}]
+    if cluster.priority_classes:
+        scope.append(
+            {"scopeName": "PriorityClass", "operator": "NotIn", "values": [c.name for c in cluster.priority_classes]}
+        )
+    return scope
+
+
 def _tenant(cluster: Cluster, t: Tenant) -> list[Manifest]:
     out = []
     tenant_label = {cluster.keys.tenant: t.name}
@@ -50,42 +74,25 @@ def _tenant(cluster: Cluster, t: Tenant) -> list[Manifest]:
             )
         )
         if t.quota is not None and t.quota.hard:
-            out.append(
-                Manifest(
-                    {
-                        "apiVersion": "v1",
-                        "kind": "ResourceQuota",
-                        "metadata": metadata(QUOTA_NAME, cluster.name, namespace=ns, labels=tenant_label),
-                        "spec": {"hard": resource_list(t.quota.hard)},
+            quota = quota_object(QUOTA_NAME, t.quota)
+            quota["metadata"] = metadata(QUOTA_NAME, cluster.name, namespace=ns, labels=tenant_label)
+            out.append(Manifest(quota, ((*t.path, "quota"),)))
+        out.append(
+            Manifest(
+                {
+                    "apiVersion": "v1",
+                    "kind": "ResourceQuota",
+                    "metadata": metadata(
+                        FORBIDDEN_PRIORITIES_QUOTA_NAME, cluster.name, namespace=ns, labels=tenant_label
+                    ),
+                    "spec": {
+                        "hard": {"pods": "0"},
+                        "scopeSelector": {"matchExpressions": _forbidden_scope(cluster, t)},
                     },
-                    ((*t.path, "quota"),),
-                )
+                },
+                ((*t.path, "priorityClasses") if t.allowed_priority_classes is not None else t.path,),
             )
-        if t.forbidden_priority_classes:
-            out.append(
-                Manifest(
-                    {
-                        "apiVersion": "v1",
-                        "kind": "ResourceQuota",
-                        "metadata": metadata(
-                            FORBIDDEN_PRIORITIES_QUOTA_NAME, cluster.name, namespace=ns, labels=tenant_label
-                        ),
-                        "spec": {
-                            "hard": {"pods": "0"},
-                            "scopeSelector": {
-                                "matchExpressions": [
-                                    {
-                                        "scopeName": "PriorityClass",
-                                        "operator": "In",
-                                        "values": list(t.forbidden_priority_classes),
-                                    }
-                                ]
-                            },
-                        },
-                    },
-                    ((*t.path, "priorityClasses"),),
-                )
-            )
+        )
         if t.limit_range is not None:
             lr = t.limit_range
             limit: dict = {"type": "Container"}

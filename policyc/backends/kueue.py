@@ -1,5 +1,6 @@
-"""The Kueue backend (`kueue.x-k8s.io/v1beta2`): a ResourceFlavor per pool, a ClusterQueue per tenant, a
-LocalQueue per tenant namespace, Cohorts, Kueue's controller Configuration and a kube-scheduler profile.
+"""The Kueue backend (`kueue.x-k8s.io/v1beta2`): a ResourceFlavor per GPU tier and usage (the pools of one tier
+and one usage), a ClusterQueue per tenant, a LocalQueue per tenant namespace, Cohorts, Kueue's controller
+Configuration and a kube-scheduler profile.
 
 Kueue admits workloads against quota per (flavor, resource) and leaves placement to kube-scheduler, so the
 backend also writes a GPU-weighted scheduling profile that the templates name in `schedulerName`. Priorities are
@@ -8,18 +9,27 @@ per-tenant restriction of priority classes also restricts queueing priority.
 
 Volcano's queue maps onto Kueue like this (fact sheet §1.1): guarantee -> nominalQuota, capability - guarantee
 -> borrowingLimit, weight -> fairSharing.weight, parent -> a Cohort tree. A guarantee is split over the
-tenant's flavors in their order, each taking what its pool has left after the tenants before it; what no tenant
+tenant's flavors in their order, each taking what its pools have left after the tenants before it; what no tenant
 is guaranteed is the root Cohort's shared quota, which every queue may borrow.
+
+A flavor groups pools rather than standing for one because Kueue bounds how many flavors a queue may list (64 in
+a resource group, and every queue here has one: the groups would all cover cpu, memory and the GPU, and a
+resource may be in only one group). The root Cohort lists every flavor, so a flavor per pool would stop at 64
+pools; a flavor per tier and usage stops at 64 tier-usage pairs (21 tiers of all three usages), which
+`policyc.checks.kueue` reports before anything is emitted, with Kueue's other limits on a flavor (at most 8 node
+labels, taints and tolerations each).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from policyc import yaml_emitter
 from policyc.artifacts import Artifact, Manifest
 from policyc.backends.binding import Binding
-from policyc.backends.workloads import usages
+from policyc.contract import usages
 from policyc.diagnostics import Path
-from policyc.ir import GFD_PRODUCT, Cluster, Pool, Resources, Tenant, Workload
+from policyc.ir import GFD_PRODUCT, Cluster, Pool, Resources, Taint, Tenant, Workload
 from policyc.k8s.objects import metadata
 from policyc.k8s.quantity import Quantity
 
@@ -44,7 +54,44 @@ FRAMEWORKS = {"Job": ("batch/job",), "PyTorchJob": ("kubeflow.org/pytorchjob",),
 """Kueue integrations each workload kind needs (Deployments are admitted pod by pod)."""
 FAIR_SHARING_STRATEGIES = ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
 
+MAX_FLAVORS_PER_GROUP = 64
+"""Flavors in one resource group of a ClusterQueue or Cohort (CRD maxItems)."""
+MAX_FLAVOR_ENTRIES = 8
+"""Entries of a ResourceFlavor's nodeLabels, nodeTaints and tolerations, each (CRD maxProperties / maxItems)."""
+MAX_NAME = 253
+"""A ResourceFlavor name is a DNS-1123 subdomain."""
+ENFORCED_EFFECTS = ("NoSchedule", "NoExecute")
+"""The taint effects Kueue evaluates on a flavor (it ignores PreferNoSchedule)."""
+
 _ZERO = Quantity.from_value(0)
+
+
+@dataclass(frozen=True, slots=True)
+class Flavor:
+    """One ResourceFlavor: the pools of one GPU tier and one usage."""
+
+    tier: str
+    usage: str
+    pools: tuple[Pool, ...]
+    """In the cluster's (name) order."""
+
+    @property
+    def name(self) -> str:
+        # No two groups share a name: a usage (training, inference, hybrid) has no '-', so the text after the
+        # last '-' is the usage and the text before it the tier, and tier names are unique.
+        return f"{self.tier}-{self.usage}"
+
+    @property
+    def gpus(self) -> int:
+        return sum(p.gpus for p in self.pools)
+
+    @property
+    def products(self) -> tuple[str, ...]:
+        return tuple(sorted({p.product for p in self.pools}))
+
+    @property
+    def pool_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.pools)
 
 
 def emit(cluster: Cluster) -> list[Artifact]:
@@ -53,7 +100,11 @@ def emit(cluster: Cluster) -> list[Artifact]:
     out = [
         Artifact("kueue/manager-configmap.yaml", (manager,), synced=True),
         Artifact("kueue/scheduler-configmap.yaml", (scheduler,), synced=True),
-        Artifact("kueue/resourceflavors.yaml", tuple(_flavor(cluster, p) for p in cluster.pools), synced=True),
+        Artifact(
+            "kueue/resourceflavors.yaml",
+            tuple(_flavor(cluster, f) for f in sorted(all_flavors(cluster), key=lambda f: f.name)),
+            synced=True,
+        ),
         Artifact("kueue/cohorts.yaml", tuple(Manifest(obj, (path,)) for obj, path in cohorts(cluster)), synced=True),
     ]
     if cluster.tenants:
@@ -89,13 +140,38 @@ def pool_capacity(cluster: Cluster, pool: Pool) -> Resources:
     return out
 
 
-def flavors(cluster: Cluster, tenant: Tenant) -> tuple[Pool, ...]:
-    """The pools a tenant's ClusterQueue offers, in Kueue's order of preference: dedicated pools, then hybrid
-    ones (the overflow), each largest first (by GPUs, then name). Those its workloads may use, or every pool when
-    it declares no workload."""
+def flavor_capacity(cluster: Cluster, flavor: Flavor) -> Resources:
+    """The sum of the flavor's pools, for each covered resource every one of them states."""
+    capacities = [pool_capacity(cluster, p) for p in flavor.pools]
+    out: Resources = {}
+    for resource in covered_resources(cluster):
+        if all(resource in c for c in capacities):
+            out[resource] = sum((c[resource] for c in capacities), _ZERO)
+    return out
+
+
+def all_flavors(cluster: Cluster) -> tuple[Flavor, ...]:
+    """One flavor per (tier, usage) that has pools, in Kueue's order of preference (`preference`)."""
+    groups: dict[tuple[str, str], list[Pool]] = {}
+    for p in cluster.pools:
+        groups.setdefault((p.tier, p.usage), []).append(p)
+    return tuple(sorted((Flavor(tier, usage, tuple(pools)) for (tier, usage), pools in groups.items()), key=preference))
+
+
+def preference(flavor: Flavor) -> tuple:
+    """Kueue tries a queue's flavors in order: dedicated before hybrid (the overflow), then larger first (by GPUs),
+    then by name."""
+    return (flavor.usage == "hybrid", -flavor.gpus, flavor.name)
+
+
+def flavors(cluster: Cluster, tenant: Tenant) -> tuple[Flavor, ...]:
+    """The flavors a tenant's ClusterQueue offers, in order of preference: the tier-usage groups its workloads may
+    use, or every one when it declares no workload."""
     mine = [w for w in cluster.workloads if w.tenant == tenant.name]
-    pools = [p for p in cluster.pools if not mine or any(p.tier == w.tier.name and p.usage in usages(w) for w in mine)]
-    return tuple(sorted(pools, key=lambda p: (p.usage == "hybrid", -p.gpus, p.name)))
+    if not mine:
+        return all_flavors(cluster)
+    wanted = {(w.tier.name, u) for w in mine for u in usages(w)}
+    return tuple(f for f in all_flavors(cluster) if (f.tier, f.usage) in wanted)
 
 
 def children(cluster: Cluster, tenant: Tenant) -> list[Tenant]:
@@ -113,24 +189,24 @@ def own_guarantee(cluster: Cluster, tenant: Tenant) -> Resources:
 
 
 def nominal_quotas(cluster: Cluster) -> dict[str, dict[str, Resources]]:
-    """Tenant -> flavor -> covered resource -> nominalQuota. Tenants in name order; each guarantee fills the
+    """Tenant -> flavor name -> covered resource -> nominalQuota. Tenants in name order; each guarantee fills the
     tenant's flavors in order with what their pools have left; the last flavor takes any remainder (a guarantee
     its pools cannot hold, which the checks report)."""
     covered = covered_resources(cluster)
-    left = {p.name: pool_capacity(cluster, p) for p in cluster.pools}
+    left = {f.name: flavor_capacity(cluster, f) for f in all_flavors(cluster)}
     out: dict[str, dict[str, Resources]] = {}
     for t in cluster.tenants:
-        pools = flavors(cluster, t)
-        quota = {p.name: dict.fromkeys(covered, _ZERO) for p in pools}
+        offered = flavors(cluster, t)
+        quota = {f.name: dict.fromkeys(covered, _ZERO) for f in offered}
         for resource, wanted in own_guarantee(cluster, t).items():
-            if resource not in covered or not pools:
+            if resource not in covered or not offered:
                 continue
-            for i, p in enumerate(pools):
-                room = left[p.name].get(resource)
-                take = wanted if room is None or i == len(pools) - 1 else min(wanted, max(room, _ZERO))
-                quota[p.name][resource] = take
+            for i, f in enumerate(offered):
+                room = left[f.name].get(resource)
+                take = wanted if room is None or i == len(offered) - 1 else min(wanted, max(room, _ZERO))
+                quota[f.name][resource] = take
                 if room is not None:
-                    left[p.name][resource] = room - take
+                    left[f.name][resource] = room - take
                 wanted = wanted - take
                 if wanted <= _ZERO:
                     break
@@ -153,14 +229,14 @@ def cohort_of(cluster: Cluster, tenant: Tenant) -> str:
 def _resource_group(cluster: Cluster, quotas: dict[str, Resources], borrowing: Resources) -> dict:
     covered = covered_resources(cluster)
     group_flavors = []
-    for pool, amounts in quotas.items():
+    for flavor, amounts in quotas.items():
         resources = []
         for resource in covered:
             entry = {"name": resource, "nominalQuota": str(amounts[resource])}
             if resource in borrowing:
                 entry["borrowingLimit"] = str(borrowing[resource])
             resources.append(entry)
-        group_flavors.append({"name": pool, "resources": resources})
+        group_flavors.append({"name": flavor, "resources": resources})
     return {"coveredResources": list(covered), "flavors": group_flavors}
 
 
@@ -190,15 +266,16 @@ def cluster_queues(cluster: Cluster) -> list[tuple[Tenant, dict]]:
 
 
 def cohorts(cluster: Cluster) -> list[tuple[dict, Path]]:
-    """(Cohort, policy path): the root, whose quota is what no tenant is guaranteed (shared by all), and one
-    per parent tenant."""
-    left = {p.name: pool_capacity(cluster, p) for p in cluster.pools}
+    """(Cohort, policy path): the root, whose quota is what no tenant is guaranteed (shared by all; every flavor,
+    in order of preference), and one per parent tenant."""
+    left = {f.name: flavor_capacity(cluster, f) for f in all_flavors(cluster)}
     for quota in nominal_quotas(cluster).values():
-        for pool, amounts in quota.items():
+        for flavor, amounts in quota.items():
             for resource, amount in amounts.items():
-                left[pool][resource] = left[pool][resource] - amount
+                if resource in left[flavor]:
+                    left[flavor][resource] = left[flavor][resource] - amount
     covered = covered_resources(cluster)
-    shared = {pool: {r: max(amounts.get(r, _ZERO), _ZERO) for r in covered} for pool, amounts in left.items()}
+    shared = {f: {r: max(amounts.get(r, _ZERO), _ZERO) for r in covered} for f, amounts in left.items()}
     root = {"resourceGroups": [_resource_group(cluster, shared, {})]}
     out = [(_object(cluster, "Cohort", root_cohort(cluster), root), ("metadata", "name"))]
     for t in cluster.tenants:
@@ -218,20 +295,35 @@ def _object(cluster: Cluster, kind: str, name: str, spec: dict, **meta) -> dict:
     return {"apiVersion": API_VERSION, "kind": kind, "metadata": metadata(name, cluster.name, **meta), "spec": spec}
 
 
-def _flavor(cluster: Cluster, pool: Pool) -> Manifest:
-    """Kueue injects nodeLabels (as a nodeSelector) and tolerations into the pods it admits to the flavor."""
+def flavor_spec(cluster: Cluster, flavor: Flavor) -> dict:
+    """A ResourceFlavor's spec. Kueue injects nodeLabels (as a nodeSelector) and tolerations into the pods it
+    admits to the flavor, and admits there only pods tolerating its nodeTaints (but for those it tolerates itself).
+
+    nodeLabels select the group's nodes by tier and usage (not pool); nodeTaints are the enforced taints every
+    pool of the group carries; tolerations tolerate the usage taint and each product's taint of the group."""
     keys = cluster.keys
-    labels = {keys.pool: pool.name, keys.tier: pool.tier, keys.usage: pool.usage}
-    taints = [t for t in pool.taints if t.effect in ("NoSchedule", "NoExecute")]
-    spec: dict = {"nodeLabels": dict(sorted(labels.items()))}
-    if taints:
-        spec["nodeTaints"] = [t.to_dict() for t in taints]
-    tolerated = [t for t in taints if t.key in (keys.usage, GFD_PRODUCT)]
+    spec: dict = {"nodeLabels": dict(sorted({keys.tier: flavor.tier, keys.usage: flavor.usage}.items()))}
+    enforced = [{t for t in p.taints if t.effect in ENFORCED_EFFECTS} for p in flavor.pools]
+    common = set.intersection(*enforced) if enforced else set()
+    if common:
+        spec["nodeTaints"] = [t.to_dict() for t in sorted(common, key=_taint_order)]
+    tolerated = {t for taints in enforced for t in taints if t.key in (keys.usage, GFD_PRODUCT)}
     if tolerated:
         spec["tolerations"] = [
-            {"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect} for t in tolerated
+            {"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect}
+            for t in sorted(tolerated, key=_taint_order)
         ]
-    return Manifest(_object(cluster, "ResourceFlavor", pool.name, spec), (pool.path,))
+    return spec
+
+
+def _taint_order(t: Taint) -> tuple[str, str, str]:
+    return (t.key, t.value, t.effect)
+
+
+def _flavor(cluster: Cluster, flavor: Flavor) -> Manifest:
+    tier = next((t.path for t in cluster.tiers if t.name == flavor.tier), None)
+    sources = (*((tier,) if tier else ()), *(p.path for p in flavor.pools))
+    return Manifest(_object(cluster, "ResourceFlavor", flavor.name, flavor_spec(cluster, flavor)), sources)
 
 
 def _local_queues(cluster: Cluster) -> list[Manifest]:

@@ -1,9 +1,6 @@
-"""Workload templates: a complete object per workload class, carrying the placement contract.
-
-The contract (DESIGN §3): a training pod requires ``node.usage In [training, hybrid]`` and
-``gpu.tier In [<tier>]``, prefers ``node.usage In [training]`` (weight 100), and tolerates exactly the
-usage taints of those pools and the product taints of its tier. Inference is the mirror image. The
-scheduler backend's `Binding` says how the object joins its queue.
+"""Workload templates: a complete object per workload class, carrying the contract of its pods
+(`policyc.contract`: affinity, tolerations, requests and limits). The scheduler backend's `Binding` says how the
+object joins its queue.
 """
 
 from __future__ import annotations
@@ -12,65 +9,17 @@ from collections.abc import Callable
 
 from policyc.artifacts import Artifact, Manifest
 from policyc.backends.binding import Binding
-from policyc.ir import GFD_PRODUCT, Cluster, Workload
+from policyc.contract import affinity, pod_resources, tolerations
+from policyc.ir import Cluster, Workload
 from policyc.k8s.objects import metadata, resource_list
 
-PREFERRED_WEIGHT = 100
 NAME_LABEL = "app.kubernetes.io/name"
-
-
-def usages(workload: Workload) -> tuple[str, str]:
-    """Pool usages a workload may run on: its own, then hybrid (the overflow)."""
-    return workload.type, "hybrid"
-
-
-def _expressions(*pairs: tuple[str, list[str]]) -> dict:
-    return {"matchExpressions": [{"key": key, "operator": "In", "values": values} for key, values in pairs]}
-
-
-def affinity(cluster: Cluster, w: Workload) -> dict:
-    """Strict placement requires a pool of the workload's usage (or hybrid) and tier, and prefers its own
-    usage; preferred placement only prefers its tier's pools, its own usage most."""
-    usage, tier = cluster.keys.usage, cluster.keys.tier
-    if w.placement == "strict":
-        required = {"nodeSelectorTerms": [_expressions((usage, list(usages(w))), (tier, [w.tier.name]))]}
-        return {
-            "nodeAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": required,
-                "preferredDuringSchedulingIgnoredDuringExecution": [
-                    {"weight": PREFERRED_WEIGHT, "preference": _expressions((usage, [w.type]))}
-                ],
-            }
-        }
-    return {
-        "nodeAffinity": {
-            "preferredDuringSchedulingIgnoredDuringExecution": [
-                {"weight": PREFERRED_WEIGHT, "preference": _expressions((usage, [w.type]), (tier, [w.tier.name]))},
-                {
-                    "weight": PREFERRED_WEIGHT // 2,
-                    "preference": _expressions((usage, ["hybrid"]), (tier, [w.tier.name])),
-                },
-            ]
-        }
-    }
-
-
-def tolerations(cluster: Cluster, w: Workload) -> list[dict]:
-    """The usage taints of the pools the workload may use and the product taints of its tier, then the
-    policy's extra tolerations."""
-    usage = [{"key": cluster.keys.usage, "operator": "Equal", "value": u, "effect": "NoSchedule"} for u in usages(w)]
-    products = [{"key": GFD_PRODUCT, "operator": "Equal", "value": p, "effect": "NoSchedule"} for p in w.tier.products]
-    return usage + products + [dict(t) for t in w.tolerations]
 
 
 def pod_template(
     cluster: Cluster, w: Workload, binding: Binding, container: str, *, restart_policy: str | None = None
 ) -> dict:
-    requests: dict = {cluster.gpu_resource: w.gpus}
-    if w.cpu is not None:
-        requests["cpu"] = w.cpu
-    if w.memory is not None:
-        requests["memory"] = w.memory
+    resources = pod_resources(cluster, w)
     spec: dict = {}
     if binding.scheduler_name:
         spec["schedulerName"] = binding.scheduler_name
@@ -86,7 +35,7 @@ def pod_template(
         {
             "name": container,
             "image": w.image,
-            "resources": {"limits": resource_list({cluster.gpu_resource: w.gpus}), "requests": resource_list(requests)},
+            "resources": {"limits": resource_list(resources.limits), "requests": resource_list(resources.requests)},
         }
     ]
     meta: dict = {"labels": {NAME_LABEL: w.name}}

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from policyc.checks import capacity, kueue, limits, priorities, queue_tree, queues, volcano_scheduler, workloads
+from policyc.checks import (
+    capacity,
+    kueue,
+    limits,
+    priorities,
+    queue_tree,
+    queues,
+    sizing,
+    volcano_scheduler,
+    workloads,
+)
 from policyc.diagnostics import Diagnostic
 from policyc.ir import Cluster
 
@@ -16,6 +26,7 @@ CHECKS: tuple[Check, ...] = (
     queues.check,
     limits.check,
     workloads.check,
+    sizing.check,
     capacity.check,
 )
 

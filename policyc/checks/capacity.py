@@ -1,14 +1,29 @@
-"""Totals against what the cluster has: queue guarantees (error) and namespace quotas (warning, with the
-ratio), per resource. Only resources whose capacity the policy states are compared: GPUs always (count
-times nodes), cpu and memory when every pool gives its allocatable."""
+"""Guarantees against what the pools that can serve them have (error), namespace quotas against the cluster
+(warning, with the ratio), and GPU tiers without pools.
+
+A tenant's guarantee can only be kept on the pools its workloads can reach (`policyc.contract`), and tenants that
+reach the same pools share them (a hybrid pool serving training and inference counts once). All guarantees can
+be kept together exactly when each can be routed to pools its tenant reaches without overfilling any pool; when
+they cannot, a minimum cut of that flow names the tenants whose guarantees cannot all be met and the pools they
+can use, with figures a reviewer can add up by hand. Queue trees count by their leaves: a parent adds only what
+its guarantee holds beyond its children's, on the pools of its whole subtree. A tenant without workloads in its
+subtree may use any pool. GPUs are counted always, cpu and memory where pools state their allocatable (a pool
+that does not is taken as large enough).
+"""
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator, Sequence
+from fractions import Fraction
 
-from policyc.diagnostics import Diagnostic, diag
-from policyc.ir import Cluster, Pool
+from policyc.contract import reachable_pools
+from policyc.diagnostics import Diagnostic, diag, listing
+from policyc.ir import Cluster, Pool, Tenant
 from policyc.k8s.quantity import Quantity
+
+SHOWN = 6
+"""Tenants or pools named in one message at most; the rest are counted."""
 
 
 def capacity(cluster: Cluster, pools: Sequence[Pool]) -> dict[str, Quantity]:
@@ -21,68 +36,154 @@ def capacity(cluster: Cluster, pools: Sequence[Pool]) -> dict[str, Quantity]:
     return out
 
 
-def _serving_pools(cluster: Cluster) -> dict[str, tuple[Pool, ...]]:
-    """Tenant -> the pools that can run its workloads (their tiers); tenants without workloads are absent.
-    Tenants with the same tiers share one tuple, so capacities are computed once per set of tiers."""
-    tiers: dict[str, set[str]] = {}
-    for w in cluster.workloads:
-        tiers.setdefault(w.tenant, set()).add(w.tier.name)
-    by_tiers: dict[frozenset[str], tuple[Pool, ...]] = {}
-    for names in tiers.values():
-        key = frozenset(names)
-        if key not in by_tiers:
-            by_tiers[key] = tuple(p for p in cluster.pools if p.tier in key)
-    return {tenant: by_tiers[frozenset(names)] for tenant, names in tiers.items()}
-
-
-def _breakdown(pools: Sequence[Pool], resource: str, cluster: Cluster) -> str:
+def pool_capacity(cluster: Cluster, pool: Pool, resource: str) -> Quantity | None:
+    """What `pool` has of `resource` in all its nodes; None when the policy does not say."""
     if resource == cluster.gpu_resource:
-        parts = [f"{p.name} {p.gpus}" for p in pools]
-    else:
-        parts = [f"{p.name} {p.allocatable[resource] * len(p.nodes)}" for p in pools]
-    return ", ".join(parts[:6]) + (f", and {len(parts) - 6} more" if len(parts) > 6 else "")
+        return Quantity.from_value(pool.gpus)
+    per_node = pool.allocatable.get(resource)
+    return None if per_node is None else per_node * len(pool.nodes)
+
+
+def own_guarantees(cluster: Cluster) -> list[tuple[Tenant, dict[str, Quantity]]]:
+    """Each tenant with what its guarantee holds beyond its child queues' guarantees (all of it for a leaf)."""
+    children: dict[str, list[Tenant]] = {}
+    for t in cluster.tenants:
+        if t.queue.parent:
+            children.setdefault(t.queue.parent, []).append(t)
+    zero = Quantity.from_value(0)
+    out = []
+    for t in cluster.tenants:
+        own = dict(t.queue.guarantee)
+        for child in children.get(t.name, ()):
+            for resource, amount in child.queue.guarantee.items():
+                if resource in own:
+                    own[resource] = max(own[resource] - amount, zero)
+        out.append((t, own))
+    return out
+
+
+def tenant_reach(cluster: Cluster) -> dict[str, frozenset[str]]:
+    """Tenant -> names of the pools its subtree's workloads can reach (every pool when they reach none)."""
+    reach: dict[str, set[str]] = {}
+    for w in cluster.workloads:
+        reach.setdefault(w.tenant, set()).update(p.name for p in reachable_pools(cluster, w))
+    parent = {t.name: t.queue.parent for t in cluster.tenants}
+    subtree: dict[str, set[str]] = {}
+    for t in cluster.tenants:
+        seen, name = set(), t.name
+        while name is not None and name not in seen:  # up the tree; a cycle (reported elsewhere) stops it
+            seen.add(name)
+            if t.name in reach:
+                subtree.setdefault(name, set()).update(reach[t.name])
+            name = parent.get(name)
+    everything = frozenset(p.name for p in cluster.pools)
+    # Workloads that can land nowhere are the placement proof's to report: they do not confine their tenant.
+    return {t.name: frozenset(subtree.get(t.name) or everything) for t in cluster.tenants}
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:
     if not cluster.complete:  # totals over a partly parsed policy would mislead
         return
     yield from _tiers_without_pools(cluster)
-    total = capacity(cluster, cluster.pools)
-    guaranteed = [t for t in cluster.tenants if t.queue.guarantee]
-    for resource, available in total.items():
-        amounts = [(t, t.queue.guarantee[resource]) for t in guaranteed if resource in t.queue.guarantee]
-        if not amounts:
-            continue
-        asked = sum((a for _, a in amounts), Quantity.from_value(0))
-        if asked > available:
-            shares = ", ".join(f"{t.name} {a}" for t, a in amounts)
-            yield diag(
-                "guarantee-exceeds-capacity",
-                f"queues guarantee {asked} {resource} in total ({shares}), but the cluster has {available} "
-                f"({_breakdown(cluster.pools, resource, cluster)})",
-                ("spec", "tenants"),
-                hint="lower the guarantees or add nodes; Volcano cannot honour a guarantee it cannot reserve",
-            )
-    serving_pools = _serving_pools(cluster)
-    distinct = {id(pools): pools for pools in serving_pools.values()}
-    capacities = {key: capacity(cluster, pools) for key, pools in distinct.items()}
-    for t in guaranteed:
-        pools = serving_pools.get(t.name)
-        if not pools:
-            continue
-        serving = capacities[id(pools)]
-        for resource, amount in t.queue.guarantee.items():
-            if resource == cluster.gpu_resource and resource in serving and amount > serving[resource]:
-                tiers = sorted({p.tier for p in pools})
-                yield diag(
-                    "guarantee-exceeds-capacity",
-                    f"tenant '{t.name}' is guaranteed {amount} {resource}, but the pools of its workloads' "
-                    f"tier{'s' if len(tiers) > 1 else ''} ({', '.join(tiers)}) have {serving[resource]} "
-                    f"({_breakdown(pools, resource, cluster)})",
-                    (*t.path, "queue", "guarantee", cluster.policy_key(resource)),
-                    hint="lower the guarantee, or add pools of those tiers",
-                )
-    yield from _overcommit(cluster, total)
+    yield from (d for _, d in _shortfalls(cluster))
+    yield from _overcommit(cluster, capacity(cluster, cluster.pools))
+
+
+def unkeepable(cluster: Cluster) -> set[str]:
+    """The resources whose queue guarantees the pools cannot all keep (each reported once by `check`)."""
+    return {resource for resource, _ in _shortfalls(cluster)}
+
+
+def _shortfalls(cluster: Cluster) -> Iterator[tuple[str, Diagnostic]]:
+    guarantees = [(t, own) for t, own in own_guarantees(cluster) if own]
+    if not guarantees:
+        return
+    reach = tenant_reach(cluster)
+    for resource in sorted({r for _, own in guarantees for r in own}):
+        demands = [(t, own[resource]) for t, own in guarantees if resource in own and not own[resource].is_zero()]
+        for d in _unkeepable(cluster, resource, demands, reach):
+            yield resource, d
+
+
+def _unkeepable(
+    cluster: Cluster, resource: str, demands: list[tuple[Tenant, Quantity]], reach: dict[str, frozenset[str]]
+) -> Iterator[Diagnostic]:
+    """One diagnostic if the guarantees of `resource` cannot all be kept: the tenants on the source side of a
+    minimum cut of the flow (their guarantees together exceed what the pools they reach have)."""
+    pools = {p.name: p for p in cluster.pools}
+    groups: dict[frozenset[str], Fraction] = {}
+    for t, amount in demands:
+        groups[reach[t.name]] = groups.get(reach[t.name], Fraction(0)) + amount.value
+    limits = {name: pool_capacity(cluster, p, resource) for name, p in pools.items()}
+    cut = _short_groups(groups, {n: None if q is None else q.value for n, q in limits.items()})
+    if not cut:
+        return
+    short = [(t, a) for t, a in demands if reach[t.name] in cut]
+    used = sorted(set().union(*cut))
+    asked = sum((a for _, a in short), Quantity.from_value(0))
+    have = sum((limits[n] for n in used), Quantity.from_value(0))
+    listed = listing([f"{n} {limits[n]}" for n in used], SHOWN)
+    if len(short) == 1:
+        (t, a), they = short[0], "it"
+        who = f"tenant '{t.name}' is guaranteed {a} {resource}"
+    else:
+        they = "they"
+        shares = listing([f"{t.name!r} {a}" for t, a in short], SHOWN)
+        who = f"tenants {shares} are guaranteed {asked} {resource} together"
+    last = max((t for t, _ in short), key=lambda t: t.path)
+    yield diag(
+        "guarantee-exceeds-capacity",
+        f"{who}, but the pools {they} can use have {have} ({listed})",
+        (*last.path, "queue", "guarantee", cluster.policy_key(resource)),
+        hint=f"lower {'these guarantees' if len(short) > 1 else 'the guarantee'} by {asked - have} in all, or add "
+        "nodes to those pools; a guarantee the pools cannot hold is never kept",
+    )
+
+
+def _short_groups(groups: dict[frozenset[str], Fraction], limits: dict[str, Fraction | None]) -> list[frozenset[str]]:
+    """The demand groups on the source side of a minimum cut of source -> group (its demand) -> each pool it
+    reaches (unbounded) -> sink (the pool's capacity; unbounded when unknown); empty when every demand flows."""
+    order = sorted(groups, key=sorted)
+    source, sink = ("source",), ("sink",)
+    residual: dict[tuple, dict[tuple, Fraction | None]] = {source: {}, sink: {}}
+
+    def edge(a: tuple, b: tuple, amount: Fraction | None) -> None:
+        residual.setdefault(a, {})[b] = amount
+        residual.setdefault(b, {}).setdefault(a, Fraction(0))
+
+    for i, group in enumerate(order):
+        edge(source, ("group", i), groups[group])
+        for name in sorted(group):
+            edge(("group", i), ("pool", name), None)
+    for name, limit in sorted(limits.items()):
+        edge(("pool", name), sink, limit)
+
+    def room(a: tuple, b: tuple) -> bool:
+        amount = residual[a][b]
+        return amount is None or amount > 0
+
+    while True:  # Edmonds-Karp: shortest augmenting paths
+        came_from = {source: source}
+        queue = deque([source])
+        while queue and sink not in came_from:
+            node = queue.popleft()
+            for nxt in residual[node]:
+                if nxt not in came_from and room(node, nxt):
+                    came_from[nxt] = node
+                    queue.append(nxt)
+        if sink not in came_from:
+            break
+        path, node = [], sink
+        while node != source:
+            path.append((came_from[node], node))
+            node = came_from[node]
+        push = min(residual[a][b] for a, b in path if residual[a][b] is not None)  # source edges are bounded
+        for a, b in path:
+            if residual[a][b] is not None:
+                residual[a][b] -= push
+            if residual[b][a] is not None:
+                residual[b][a] += push
+    return [group for i, group in enumerate(order) if ("group", i) in came_from]
 
 
 def quota_totals(cluster: Cluster, total: dict[str, Quantity]) -> dict[str, tuple[Quantity, Quantity]]:

@@ -1,7 +1,11 @@
 """What the Kueue backend accepts: workload kinds Kueue can admit, queue fields it has no equivalent for, pools
-whose capacity it needs, nominal quotas within each flavor's pool, flavors a preferred-placement workload must not
-get; and Kueue's own rules on what the backend generates (resource groups, limits only inside a cohort, the
-controller Configuration and the kube-scheduler profile), which only a policyc bug can break."""
+whose capacity it needs, Kueue's limits on what the policy makes of them (64 flavors in a queue's resource group,
+8 node labels, taints and tolerations on a flavor, 253 characters in a flavor name), nominal quotas within each
+flavor's group of pools, flavors a preferred-placement workload must not get; and Kueue's own rules on what the
+backend generates (resource groups, limits only inside a cohort, the controller Configuration and the
+kube-scheduler profile), which only a policyc bug can break.
+
+A flavor is the pools of one GPU tier and one usage (`policyc.backends.kueue.Flavor`)."""
 
 from __future__ import annotations
 
@@ -9,11 +13,11 @@ from collections.abc import Iterator
 
 from policyc import kube_scheduler_conf, kueue_conf
 from policyc.backends import kueue
-from policyc.backends.workloads import usages
-from policyc.checks import queue_tree
+from policyc.checks import capacity, queue_tree
 from policyc.codes import rule
-from policyc.diagnostics import Diagnostic, diag
-from policyc.ir import Cluster
+from policyc.contract import usages
+from policyc.diagnostics import Diagnostic, diag, listing
+from policyc.ir import GFD_PRODUCT, Cluster, Pool
 from policyc.k8s.quantity import Quantity
 
 TREE_RULES = tuple(
@@ -28,7 +32,9 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
     yield from _queue_fields(cluster)
     yield from _allocatable(cluster)
     yield from (d for d in queue_tree.check(cluster) if d.code in TREE_RULES)
-    yield from _nominal_within_pools(cluster)
+    yield from _flavors_per_queue(cluster)
+    yield from _flavor_entries(cluster)
+    yield from _nominal_within_flavors(cluster)
     yield from _preferred_placement(cluster)
     yield from _generated(cluster)
 
@@ -76,24 +82,119 @@ def _allocatable(cluster: Cluster) -> Iterator[Diagnostic]:
             )
 
 
-def _nominal_within_pools(cluster: Cluster) -> Iterator[Diagnostic]:
+def _flavors_per_queue(cluster: Cluster) -> Iterator[Diagnostic]:
+    """Every queue has one resource group (its flavors all cover the same resources), of at most 64 flavors. The
+    root cohort lists every flavor: the pool that makes the 65th tier-usage pair is reported; a tenant's queue
+    lists those of its workloads: the workload that brings the 65th."""
+    limit = kueue.MAX_FLAVORS_PER_GROUP
+    every = kueue.all_flavors(cluster)
+    if len(every) <= limit:
+        return  # a tenant's queue offers a subset
+    pairs: set[tuple[str, str]] = set()
+    for p in sorted(cluster.pools, key=lambda p: p.path):
+        pairs.add((p.tier, p.usage))
+        if len(pairs) > limit:
+            yield diag(
+                "kueue-limit",
+                f"the pools make {len(every)} Kueue flavors (one per GPU tier and usage), all listed by the root "
+                f"cohort '{kueue.root_cohort(cluster)}'; Kueue allows {limit} in a resource group",
+                (*p.path, "name"),
+                hint=f"use at most {limit} GPU tier and usage pairs ({len(every) - limit} fewer): merge GPU tiers, "
+                f"or give pool '{p.name}' and the pools after it the tier and usage of others",
+            )
+            break
+    existing = {(f.tier, f.usage) for f in every}
+    for t in cluster.tenants:
+        mine = sorted((w for w in cluster.workloads if w.tenant == t.name), key=lambda w: w.path)
+        offered: set[tuple[str, str]] = set()
+        for w in mine:
+            offered |= {(w.tier.name, u) for u in usages(w)} & existing
+            if len(offered) > limit:
+                yield diag(
+                    "kueue-limit",
+                    f"the queue of tenant '{t.name}' would offer {len(kueue.flavors(cluster, t))} Kueue flavors "
+                    f"(the GPU tiers and usages of its workloads); Kueue allows {limit} in a resource group",
+                    (*w.path, "gpuTier"),
+                    hint=f"move workload '{w.name}' and the ones after it to another tenant, or give them GPU "
+                    f"tiers tenant '{t.name}' already uses",
+                )
+                break
+
+
+def _flavor_entries(cluster: Cluster) -> Iterator[Diagnostic]:
+    """A flavor has at most 8 nodeLabels, nodeTaints and tolerations each, and a DNS-1123 subdomain name."""
+    limit = kueue.MAX_FLAVOR_ENTRIES
+    tiers = {t.name: t for t in cluster.tiers}
+    for f in kueue.all_flavors(cluster):
+        first = min(f.pools, key=lambda p: p.path)
+        tier = tiers[f.tier].path if f.tier in tiers else first.path
+        if len(f.name) > kueue.MAX_NAME:
+            yield diag(
+                "kueue-limit",
+                f"the Kueue flavor of GPU tier '{_short(f.tier)}' and usage {f.usage} would be named with "
+                f"{len(f.name)} characters; Kueue allows {kueue.MAX_NAME}",
+                (*tier, "name"),
+                hint=f"shorten the tier's name to at most {kueue.MAX_NAME - len(f.usage) - 1} characters",
+            )
+        spec = kueue.flavor_spec(cluster, f)
+        labels, taints, tolerations = (len(spec.get(k, ())) for k in ("nodeLabels", "nodeTaints", "tolerations"))
+        if labels > limit:
+            yield diag(
+                "kueue-limit",
+                f"flavor '{_short(f.name)}' would have {labels} node labels; Kueue allows {limit}",
+                (*tier, "name"),
+                hint=_BUG,
+            )
+        if taints > limit:
+            yield diag(
+                "kueue-limit",
+                f"flavor '{_short(f.name)}' would carry {taints} taints (those of pool"
+                f"{f's {_pools(f.pools)} in common' if len(f.pools) > 1 else f' {_pools(f.pools)}'}); Kueue allows "
+                f"{limit}",
+                (*first.path, "taints") if _own_taints(cluster, first) else (*first.path, "name"),
+                hint=f"remove taints from pool '{first.name}': a flavor carries only the taints all its pools "
+                "have, and policyc adds the usage and GPU product ones",
+            )
+        if tolerations > limit:
+            yield diag(
+                "kueue-limit",
+                f"flavor '{_short(f.name)}' would need {tolerations} tolerations (its usage taint and one per GPU "
+                f"product: its pools have {len(f.products)}); Kueue allows {limit}",
+                (*tier, "products"),
+                hint=f"split tier '{_short(f.tier)}' so that its {f.usage} pools have at most {limit - 1} products",
+            )
+
+
+def _own_taints(cluster: Cluster, pool: Pool) -> bool:
+    """Whether the pool has taints of the policy's own (not only the usage and product taints policyc adds)."""
+    return any(not t.key.startswith(cluster.keys.domain + "/") and t.key != GFD_PRODUCT for t in pool.taints)
+
+
+def _nominal_within_flavors(cluster: Cluster) -> Iterator[Diagnostic]:
     if not cluster.complete:  # totals over a partly parsed policy would mislead
         return
     quotas = kueue.nominal_quotas(cluster)
     by_name = {t.name: t for t in cluster.tenants}
-    for p in cluster.pools:
-        for resource, available in kueue.pool_capacity(cluster, p).items():
-            shares = [(by_name[t], q[p.name][resource]) for t, q in quotas.items() if p.name in q]
+    reported = capacity.unkeepable(cluster)  # guarantees no split can hold: one error, by the capacity check
+    for f in kueue.all_flavors(cluster):
+        for resource, available in kueue.flavor_capacity(cluster, f).items():
+            if resource in reported:
+                continue
+            shares = [(by_name[t], q[f.name][resource]) for t, q in quotas.items() if f.name in q]
             shares = [(t, a) for t, a in shares if not a.is_zero()]
             total = sum((a for _, a in shares), Quantity.from_value(0))
             if total > available:
                 last = shares[-1][0]
+                several = len(f.pools) > 1
                 yield diag(
                     "nominal-quota-exceeds-pool",
-                    f"flavor '{p.name}' gets nominal quotas of {total} {resource} in total "
-                    f"({', '.join(f'{t.name} {a}' for t, a in shares)}), but pool '{p.name}' has {available}",
+                    f"flavor '{f.name}' gets nominal quotas of {total} {resource} in total "
+                    f"({listing([f'{t.name} {a}' for t, a in shares])}), but its pool{'s' if several else ''} "
+                    f"{_pools(f.pools)} ha{'ve' if several else 's'} {available}",
                     (*last.path, "queue", "guarantee", cluster.policy_key(resource)),
-                    hint="lower the guarantees, or add pools the tenants' workloads may use",
+                    hint="the pools could hold these guarantees together, but not as policyc fills each queue's "
+                    "flavors (dedicated before hybrid, larger first, tenants by name): lower a guarantee, or add "
+                    f"nodes to {_pools(f.pools)}",
                 )
 
 
@@ -105,19 +206,27 @@ def _preferred_placement(cluster: Cluster) -> Iterator[Diagnostic]:
         if w.placement != "preferred":
             continue
         wrong = [
-            p.name
-            for p in kueue.flavors(cluster, tenants[w.tenant])
-            if p.tier != w.tier.name or p.usage not in usages(w)
+            f.name
+            for f in kueue.flavors(cluster, tenants[w.tenant])
+            if f.tier != w.tier.name or f.usage not in usages(w)
         ]
         if wrong:
             yield diag(
                 "flavor-admits-forbidden-pool",
                 f"{w.type} workload '{w.name}' only prefers its pools, and the queue of tenant '{w.tenant}' offers "
-                f"flavor{'s' if len(wrong) > 1 else ''} {', '.join(repr(n) for n in wrong)}: Kueue could admit it "
+                f"flavor{'s' if len(wrong) > 1 else ''} {listing([repr(n) for n in wrong])}: Kueue could admit it "
                 "there and add the flavor's node selector and tolerations to its pods",
                 (*w.path, "placement"),
                 hint="use placement: strict (Kueue then offers it only the flavors its affinity allows)",
             )
+
+
+def _pools(pools: tuple[Pool, ...]) -> str:
+    return listing([f"'{p.name}'" for p in pools])
+
+
+def _short(text: str, size: int = 80) -> str:
+    return text if len(text) <= size else text[: size - 3] + "..."
 
 
 def _generated(cluster: Cluster) -> Iterator[Diagnostic]:

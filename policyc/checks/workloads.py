@@ -1,16 +1,23 @@
-"""Workload classes the backend cannot run, or that cannot fit: more GPUs per pod than any node of the tier has."""
+"""Workload classes the backend cannot run, whose pods cannot be sized, or whose limits contradict their requests."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from policyc.diagnostics import Diagnostic, diag
-from policyc.ir import Cluster
+from policyc.contract import pod_resources, reachable_pools
+from policyc.diagnostics import Diagnostic, diag, listing
+from policyc.ir import Cluster, Pool, Workload
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:
     yield from _kinds(cluster)
-    yield from _gpus_per_node(cluster)
+    for w in cluster.workloads:
+        yield from _limits(w)
+        unsized = pod_resources(cluster, w).unsized
+        pools = reachable_pools(cluster, w)
+        # Without a pool to land on, the placement proof says why; a left-out pool may have stated allocatable.
+        if unsized and pools and cluster.complete:
+            yield _unsized(w, unsized, pools)
 
 
 def _kinds(cluster: Cluster) -> Iterator[Diagnostic]:
@@ -28,17 +35,35 @@ def _kinds(cluster: Cluster) -> Iterator[Diagnostic]:
             )
 
 
-def _gpus_per_node(cluster: Cluster) -> Iterator[Diagnostic]:
-    largest: dict[str, int] = {}
-    for p in cluster.pools:
-        largest[p.tier] = max(largest.get(p.tier, 0), p.gpus_per_node)
-    for w in cluster.workloads:
-        most = largest.get(w.tier.name)
-        if most is not None and w.gpus > most:
+def _limits(w: Workload) -> Iterator[Diagnostic]:
+    for resource, limit in w.limits.items():
+        request = getattr(w, resource)
+        if request is None:
+            continue
+        if limit < request:
             yield diag(
-                "workload-without-gpus-per-node",
-                f"workload '{w.name}' asks for {w.gpus} GPUs per pod, but nodes of tier '{w.tier.name}' "
-                f"have at most {most}",
-                (*w.path, "gpus"),
-                hint=f"use gpus: {most} or less per pod and more replicas",
+                "workload-resources-inconsistent",
+                f"workload '{w.name}' limits {resource} to {limit} per pod, below its request of {request}",
+                (*w.path, "limits", resource),
+                hint=f"raise limits.{resource} to at least {request}, or lower {resource}",
             )
+        elif w.qos == "Guaranteed" and limit != request:
+            yield diag(
+                "workload-resources-inconsistent",
+                f"workload '{w.name}' asks for qos Guaranteed, but limits {resource} to {limit}, not its request "
+                f"of {request}",
+                (*w.path, "limits", resource),
+                hint=f"remove limits.{resource} (Guaranteed sets it to the request), or use qos: Burstable",
+            )
+
+
+def _unsized(w: Workload, missing: tuple[str, ...], pools: tuple[Pool, ...]) -> Diagnostic:
+    what = " and ".join(missing)
+    names = listing([f"'{p.name}'" for p in pools], 3)
+    return diag(
+        "workload-unsized",
+        f"workload '{w.name}' states no {what} request per pod, and no pool it can use ({names}) states its "
+        f"allocatable {what} to size it from",
+        (*w.path, "name"),
+        hint=f"set {' and '.join(f'{r}: ...' for r in missing)} on the workload, or allocatable on '{pools[0].name}'",
+    )

@@ -327,6 +327,13 @@ def _label_requirement(key: str, operator: str, values: tuple[str, ...]) -> _Lab
     return _LabelRequirement(key, operator, values, number)
 
 
+def label_requirement_matches(key: str, operator: str, values: Iterable[str], labels: Mapping[str, str]) -> bool:
+    """Whether `labels` satisfy one label selector requirement (`labels.Requirement.Matches`: `NotIn` and
+    `DoesNotExist` match a missing key); a requirement that does not parse matches nothing."""
+    requirement = _label_requirement(key, operator, tuple(values))
+    return isinstance(requirement, _LabelRequirement) and requirement.matches(labels)
+
+
 def _field_requirement(key: str, operator: str, values: tuple[str, ...]) -> _FieldRequirement | _Problem:
     if operator not in _FIELD_OPERATORS:
         return ".operator", NOT_SUPPORTED, 'supported values: "In", "NotIn"', operator

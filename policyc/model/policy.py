@@ -257,9 +257,11 @@ class Tenant(Model):
     namespaces: list[Name] = Field(min_length=1, description="Namespaces the tenant owns.")
     priority_classes: list[str] | None = Field(
         None,
+        min_length=1,
         description=(
-            "Priority classes the tenant may use; pods of any other class are refused by a zero-pods quota. "
-            "Omit to allow every class."
+            "Priority classes the tenant may use; pods naming any other class (system-node-critical and "
+            "system-cluster-critical included), or no class when no class is globalDefault, are refused by a "
+            "zero-pods quota. Omit to allow every class of the policy (and pods naming none)."
         ),
     )
     queue: Queue = Field(default_factory=Queue, description="The tenant's scheduler queue.")
@@ -268,6 +270,11 @@ class Tenant(Model):
         None, description=("LimitRange (container defaults and bounds) for each of the tenant's namespaces.")
     )
     description: str | None = Field(None, description="Free text for humans.")
+
+
+class PodLimits(Model):
+    cpu: Quantity | None = Field(None, description="CPU limit per pod.")
+    memory: Quantity | None = Field(None, description="Memory limit per pod.")
 
 
 class Workload(Model):
@@ -287,8 +294,34 @@ class Workload(Model):
     )
     priority_class: str | None = Field(None, description="Priority class of its pods.")
     image: str | None = Field(None, min_length=1, description="Container image for the template.")
-    cpu: Quantity | None = Field(None, description="CPU request per pod.")
-    memory: Quantity | None = Field(None, description="Memory request per pod.")
+    cpu: Quantity | None = Field(
+        None,
+        description=(
+            "CPU request per pod. Default: the pod's share of a node by its GPUs (allocatable x gpus / GPUs per "
+            "node) on the smallest pool it can use, less a tenth for node agents, rounded down to whole CPUs."
+        ),
+    )
+    memory: Quantity | None = Field(
+        None,
+        description=(
+            "Memory request per pod. Default: the pod's share of a node by its GPUs on the smallest pool it can "
+            "use, less a tenth for node agents, rounded down to whole GiB."
+        ),
+    )
+    limits: PodLimits = Field(
+        default_factory=lambda: PodLimits(),
+        description=(
+            "CPU and memory limits per pod. Default: equal to the requests with qos Guaranteed; otherwise memory "
+            "equal to its request and cpu the pod's whole share of a node (at least the request)."
+        ),
+    )
+    qos: Literal["Burstable", "Guaranteed"] = Field(
+        "Burstable",
+        description=(
+            "Guaranteed: limits equal requests (Kubernetes' Guaranteed QoS class: exclusive CPUs under the static "
+            "CPU manager, evicted last). Burstable: the pod may use idle CPU of its node up to its limit."
+        ),
+    )
     placement: Literal["strict", "preferred"] = Field(
         "strict",
         description=(

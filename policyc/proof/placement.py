@@ -74,18 +74,20 @@ def targets(cluster: Cluster) -> list[Target]:
 
 
 _POD_TEMPLATES = {
-    ("batch.volcano.sh", "Job"): lambda spec: [(t["name"], t["template"]) for t in spec["tasks"]],
-    ("batch", "Job"): lambda spec: [("pod", spec["template"])],
-    ("apps", "Deployment"): lambda spec: [("pod", spec["template"])],
+    ("batch.volcano.sh", "Job"): lambda spec: [(t["name"], t.get("replicas", 1), t["template"]) for t in spec["tasks"]],
+    ("batch", "Job"): lambda spec: [
+        ("pod", min(spec.get("parallelism", 1), spec.get("completions", spec.get("parallelism", 1))), spec["template"])
+    ],
+    ("apps", "Deployment"): lambda spec: [("pod", spec.get("replicas", 1), spec["template"])],
     ("kubeflow.org", "PyTorchJob"): lambda spec: [
-        (role, r["template"]) for role, r in spec["pytorchReplicaSpecs"].items()
+        (role, r.get("replicas", 1), r["template"]) for role, r in spec["pytorchReplicaSpecs"].items()
     ],
 }
-"""(API group, kind) -> the pod templates of an object of that kind."""
+"""(API group, kind) -> the pod templates of an object of that kind, with how many pods of each run at once."""
 
 
-def pod_templates(obj: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
-    """(role, pod template) of each kind of pod a workload object creates."""
+def pod_templates(obj: Mapping[str, Any]) -> list[tuple[str, int, Mapping[str, Any]]]:
+    """(role, pods at once, pod template) of each kind of pod a workload object creates."""
     group = obj["apiVersion"].rpartition("/")[0]
     return _POD_TEMPLATES[group, obj["kind"]](obj["spec"])
 
@@ -112,7 +114,7 @@ def _verdicts(
     out = {}
     for workload in sorted(templates):
         roles = []
-        for role, pod in pod_templates(templates[workload]):
+        for role, _, pod in pod_templates(templates[workload]):
             spec = pod.get("spec") or {}
             key = json.dumps([spec.get("nodeSelector"), spec.get("affinity"), spec.get("tolerations")], sort_keys=True)
             if key not in seen:
@@ -198,7 +200,7 @@ def _forbidden(
     cluster: Cluster, w: Workload, cells: list[Cell], by_target: dict[str, Target], template: Mapping[str, Any]
 ) -> Iterator[Diagnostic]:
     """One diagnostic per kind of violation, naming every pool it concerns and why the first one admits."""
-    pods = dict(pod_templates(template))
+    pods = {role: pod for role, _, pod in pod_templates(template)}
     found: dict[str, list[tuple[Cell, Target]]] = {}
     for cell in cells:
         target = by_target[cell.target]

@@ -1,0 +1,140 @@
+"""Whether each workload's pods fit: one pod on a node of a pool it can use, all its pods at once on those pools,
+and all its pods within its queue's capability (Volcano and Kueue admit a gang only whole). Figures come from the
+pods' contract (`policyc.contract`); the namespace quota is the proof's (it needs the pods as admission makes them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from policyc.contract import PodResources, pod_resources, pods_per_node, reachable_pools
+from policyc.diagnostics import Diagnostic, diag, listing
+from policyc.ir import Cluster, Pool, Tenant, Workload
+from policyc.k8s.quantity import Quantity
+
+
+def check(cluster: Cluster) -> Iterator[Diagnostic]:
+    if not cluster.complete:  # a pool left out for its errors could be the one a workload fits on
+        return
+    tenants = {t.name: t for t in cluster.tenants}
+    for w in cluster.workloads:
+        pods, pools = pod_resources(cluster, w), reachable_pools(cluster, w)
+        if pods.unsized or not pools:  # reported as workload-unsized, or by the placement proof
+            continue
+        per_pod = list(_pod_too_large(cluster, w, pods, pools))
+        yield from per_pod
+        if not per_pod:
+            yield from _gang_on_pools(cluster, w, pods, pools)
+        yield from _gang_in_queue(cluster, w, pods, tenants)
+
+
+def _pod_too_large(cluster: Cluster, w: Workload, pods: PodResources, pools: Sequence[Pool]) -> Iterator[Diagnostic]:
+    if any(pods_per_node(p, pods.requests, cluster.gpu_resource) for p in pools):
+        return
+    most = max(p.gpus_per_node for p in pools)
+    if w.gpus > most:
+        yield diag(
+            "workload-without-gpus-per-node",
+            f"workload '{w.name}' asks for {w.gpus} GPUs per pod, but nodes of the pools it can use have at most "
+            f"{most} ({listing([f'{p.name} {p.gpus_per_node}' for p in pools])})",
+            (*w.path, "gpus"),
+            hint=f"use gpus: {most} or less per pod and more replicas",
+        )
+        return
+    for resource in ("cpu", "memory"):
+        stated = [p.allocatable[resource] for p in pools if resource in p.allocatable]
+        asked = pods.requests[resource]
+        if len(stated) < len(pools) or asked <= max(stated):
+            continue
+        largest = max(stated)
+        at = (*w.path, resource) if getattr(w, resource) is not None else (*w.path, "name")
+        yield diag(
+            "pod-larger-than-nodes",
+            f"workload '{w.name}' asks for {asked} {resource} per pod, but nodes of the pools it can use have at "
+            f"most {largest} allocatable ({listing([f'{p.name} {p.allocatable[resource]}' for p in pools])})",
+            at,
+            hint=f"lower {resource} to at most {largest}, or use a tier with larger nodes",
+        )
+        return
+    shown = [f"{p.name} {p.allocatable.get('cpu', '?')} cpu {p.allocatable.get('memory', '?')}" for p in pools]
+    yield diag(
+        "pod-larger-than-nodes",
+        f"workload '{w.name}' asks for {pods.requests['cpu']} cpu and {pods.requests['memory']} memory per pod, "
+        f"and no pool it can use has nodes with both ({listing(shown)})",
+        (*w.path, "name"),
+        hint="lower cpu or memory to what one pool's nodes have",
+    )
+
+
+def _pod_figures(cluster: Cluster, pods: PodResources) -> str:
+    r = pods.requests
+    return f"{r[cluster.gpu_resource]} {cluster.gpu_resource}, {r['cpu']} cpu, {r['memory']} memory"
+
+
+def pool_room(cluster: Cluster, pods: PodResources, pools: Sequence[Pool]) -> list[tuple[Pool, int]]:
+    """Each pool with how many of the pods one of its nodes holds."""
+    return [(p, pods_per_node(p, pods.requests, cluster.gpu_resource)) for p in pools]
+
+
+def _gang_on_pools(cluster: Cluster, w: Workload, pods: PodResources, pools: Sequence[Pool]) -> Iterator[Diagnostic]:
+    fits = pool_room(cluster, pods, pools)
+    room = sum(len(p.nodes) * n for p, n in fits)
+    if w.replicas <= room:
+        return
+    parts = [f"{p.name} {len(p.nodes)} node{'s' if len(p.nodes) > 1 else ''} x {n}" for p, n in fits]
+    yield diag(
+        "workload-exceeds-pools",
+        f"workload '{w.name}' runs {w.replicas} pods at once ({_pod_figures(cluster, pods)} each), but the pools "
+        f"it can use hold at most {room} such pods ({listing(parts)})",
+        (*w.path, "replicas"),
+        hint=f"lower replicas to at most {room}, or add nodes to those pools",
+    )
+
+
+def capability_chain(tenant: Tenant, tenants: dict[str, Tenant]) -> list[Tenant]:
+    """The tenant, then its queue's ancestors, nearest first (a cycle, reported elsewhere, ends the chain)."""
+    chain, seen = [tenant], {tenant.name}
+    while (parent := chain[-1].queue.parent) in tenants and parent not in seen:
+        seen.add(parent)
+        chain.append(tenants[parent])
+    return chain
+
+
+@dataclass(frozen=True, slots=True)
+class QueueUse:
+    """What all of a workload's pods take of one resource its queue (or the nearest ancestor) caps."""
+
+    resource: str
+    each: Quantity
+    need: Quantity
+    cap: Quantity
+    capped_by: Tenant
+
+
+def queue_use(w: Workload, pods: PodResources, tenants: dict[str, Tenant]) -> list[QueueUse]:
+    chain = capability_chain(tenants[w.tenant], tenants)
+    out = []
+    for resource, each in pods.requests.items():
+        capped = next((t for t in chain if resource in t.queue.capability), None)
+        if capped is not None:
+            out.append(QueueUse(resource, each, each * w.replicas, capped.queue.capability[resource], capped))
+    return out
+
+
+def _gang_in_queue(
+    cluster: Cluster, w: Workload, pods: PodResources, tenants: dict[str, Tenant]
+) -> Iterator[Diagnostic]:
+    for use in queue_use(w, pods, tenants):
+        if use.need <= use.cap:
+            continue
+        capped, r = use.capped_by, use.resource
+        whose = f"'{w.tenant}'" if capped.name == w.tenant else f"'{capped.name}' (an ancestor of '{w.tenant}')"
+        yield diag(
+            "workload-exceeds-queue",
+            f"workload '{w.name}' needs {w.replicas} pods x {use.each} {r} = {use.need} {r} at once, but "
+            f"queue {whose} caps {r} at {use.cap}: the scheduler never starts it",
+            (*w.path, "replicas"),
+            hint=f"raise tenant '{capped.name}' queue.capability.{cluster.policy_key(r)} to at least {use.need}, "
+            "or lower replicas",
+        )

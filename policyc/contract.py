@@ -1,0 +1,208 @@
+"""The contract of a workload's pods, computed from the cluster IR: where they may run and what they ask for.
+
+Placement (DESIGN §3): a training pod requires ``node.usage In [training, hybrid]`` and ``gpu.tier In [<tier>]``,
+prefers ``node.usage In [training]`` (weight 100), and tolerates exactly the usage taints of those pools and the
+product taints of its tier. Inference is the mirror image. A pool is *reachable* when all of that, the workload's
+nodeSelector and its extra tolerations let its pods onto the pool's nodes.
+
+Sizing: every pod states its cpu and memory requests and limits, so that no LimitRange default rewrites it and no
+quota refuses it for a missing key ("must specify"). What the workload does not state is sized from the nodes it
+may land on (`pod_resources`). The templates carry this contract, the checks (capacity, sizing) and the report
+reason with it, and the proof verifies the emitted templates against the same rules independently.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from fractions import Fraction
+
+from policyc.ir import GFD_PRODUCT, Cluster, LimitRange, Pool, Resources, Workload
+from policyc.k8s.objects import resource_list
+from policyc.k8s.quantity import BINARY_SI, Quantity
+from policyc.k8s.scheduling import NO_EXECUTE, NO_SCHEDULE, find_untolerated_taint
+
+PREFERRED_WEIGHT = 100
+NODE_AGENT_RESERVE = Fraction(1, 10)
+"""Share of a node's allocatable cpu and memory that sized requests leave to node agents (the GPU Operator's
+DaemonSets, CNI, log and metrics agents), so that a node's GPUs can all be used by pods of its size."""
+_GI = 1 << 30
+_MI = 1 << 20
+
+
+def usages(workload: Workload) -> tuple[str, str]:
+    """Pool usages a workload may run on: its own, then hybrid (the overflow)."""
+    return workload.type, "hybrid"
+
+
+# --- placement ----------------------------------------------------------------------------------------------
+
+
+def _expressions(*pairs: tuple[str, list[str]]) -> dict:
+    return {"matchExpressions": [{"key": key, "operator": "In", "values": values} for key, values in pairs]}
+
+
+def affinity(cluster: Cluster, w: Workload) -> dict:
+    """Strict placement requires a pool of the workload's usage (or hybrid) and tier, and prefers its own
+    usage; preferred placement only prefers its tier's pools, its own usage most."""
+    usage, tier = cluster.keys.usage, cluster.keys.tier
+    if w.placement == "strict":
+        required = {"nodeSelectorTerms": [_expressions((usage, list(usages(w))), (tier, [w.tier.name]))]}
+        return {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": required,
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": PREFERRED_WEIGHT, "preference": _expressions((usage, [w.type]))}
+                ],
+            }
+        }
+    return {
+        "nodeAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": PREFERRED_WEIGHT, "preference": _expressions((usage, [w.type]), (tier, [w.tier.name]))},
+                {
+                    "weight": PREFERRED_WEIGHT // 2,
+                    "preference": _expressions((usage, ["hybrid"]), (tier, [w.tier.name])),
+                },
+            ]
+        }
+    }
+
+
+def tolerations(cluster: Cluster, w: Workload) -> list[dict]:
+    """The usage taints of the pools the workload may use and the product taints of its tier, then the
+    policy's extra tolerations."""
+    usage = [{"key": cluster.keys.usage, "operator": "Equal", "value": u, "effect": "NoSchedule"} for u in usages(w)]
+    products = [{"key": GFD_PRODUCT, "operator": "Equal", "value": p, "effect": "NoSchedule"} for p in w.tier.products]
+    return usage + products + [dict(t) for t in w.tolerations]
+
+
+def reachable_pools(cluster: Cluster, w: Workload) -> tuple[Pool, ...]:
+    """The pools the workload's pods may land on: of its tier and usage (or hybrid), carrying every label of its
+    nodeSelector, with every NoSchedule and NoExecute taint tolerated."""
+    tolerated = tolerations(cluster, w)
+    return tuple(
+        p
+        for p in cluster.pools
+        if p.tier == w.tier.name
+        and p.usage in usages(w)
+        and all(p.labels.get(k) == v for k, v in w.node_selector.items())
+        and find_untolerated_taint(tolerated, (t.to_dict() for t in p.taints), (NO_SCHEDULE, NO_EXECUTE)) is None
+    )
+
+
+# --- sizing -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PodResources:
+    """A pod's requests and limits (cpu, memory and the GPU resource), and where sized figures came from."""
+
+    requests: Resources
+    limits: Resources
+    sized_from: Pool | None
+    """The pool whose nodes sized a request the workload did not state (None: the workload stated them)."""
+    unsized: tuple[str, ...] = ()
+    """cpu or memory: neither stated nor sizeable (no pool it can use states its allocatable); left out."""
+
+
+def _round_down(resource: str, value: Fraction) -> Quantity:
+    """Whole CPUs (millicores below one) and whole GiB (MiB below one), never up: a sized request must fit."""
+    if resource == "memory":
+        unit = _GI if value >= _GI else _MI
+        return Quantity.from_value(max(math.floor(value / unit), 1) * unit, BINARY_SI)
+    if value >= 1:
+        return Quantity.from_value(math.floor(value))
+    return Quantity.from_value(Fraction(max(math.floor(value * 1000), 1), 1000))
+
+
+def _share(pool: Pool, resource: str, gpus: int, reserve: Fraction) -> Fraction | None:
+    """A pod's part of one node of `pool` by its GPUs, less `reserve`; None if the pool states no allocatable."""
+    amount = pool.allocatable.get(resource)
+    if amount is None:
+        return None
+    return amount.value * gpus / pool.gpus_per_node * (1 - reserve)
+
+
+def _smallest_share(
+    pools: Iterable[Pool], resource: str, gpus: int, reserve: Fraction
+) -> tuple[Quantity, Pool] | tuple[None, None]:
+    shares = [(share, p) for p in pools if (share := _share(p, resource, gpus, reserve)) is not None]
+    if not shares:
+        return None, None
+    share, pool = min(shares, key=lambda s: (s[0], s[1].name))
+    return _round_down(resource, share), pool
+
+
+def _within(amount: Quantity, resource: str, limit_range: LimitRange | None) -> Quantity:
+    """A sized amount raised to the LimitRange's min and lowered to its max."""
+    if limit_range is None:
+        return amount
+    low, high = limit_range.min.get(resource), limit_range.max.get(resource)
+    if low is not None and amount < low:
+        amount = low
+    if high is not None and amount > high:
+        amount = high
+    return amount
+
+
+def pod_resources(cluster: Cluster, w: Workload) -> PodResources:
+    """Requests and limits of each of the workload's pods.
+
+    Requests: the workload's `cpu` and `memory`; else its share of a node by GPUs (allocatable x gpus / GPUs per
+    node), of the reachable pool with nodes of enough GPUs where that share is smallest, less `NODE_AGENT_RESERVE`,
+    rounded down, within its tenant's LimitRange min and max. Limits: the workload's `limits`; else equal to the
+    requests under `qos: Guaranteed`; else memory equal to its request (memory cannot be taken back without
+    killing), and cpu the whole share of that node, at least the request and within the LimitRange max. GPUs:
+    requests = limits. A request neither stated nor sizeable is left out and named in `unsized`.
+    """
+    reachable = reachable_pools(cluster, w)
+    pools = [p for p in reachable if p.gpus_per_node >= w.gpus] or reachable  # none: reported by the checks
+    limit_range = next((t.limit_range for t in cluster.tenants if t.name == w.tenant), None)
+    requests: dict[str, Quantity] = {cluster.gpu_resource: Quantity.from_value(w.gpus)}
+    limits: dict[str, Quantity] = {cluster.gpu_resource: Quantity.from_value(w.gpus)}
+    sized_from, unsized = None, []
+    for resource, stated in (("cpu", w.cpu), ("memory", w.memory)):
+        if stated is None:
+            share, pool = _smallest_share(pools, resource, w.gpus, NODE_AGENT_RESERVE)
+            if share is None:
+                unsized.append(resource)
+                continue
+            stated, sized_from = _within(share, resource, limit_range), pool
+        requests[resource] = stated
+        limit = w.limits.get(resource)
+        if limit is None and (w.qos == "Guaranteed" or resource == "memory"):
+            limit = stated
+        elif limit is None:
+            whole, _ = _smallest_share(pools, resource, w.gpus, Fraction(0))
+            limit = _within(max(whole, stated), resource, limit_range) if whole is not None else stated
+            limit = max(limit, stated)
+        limits[resource] = limit
+    return PodResources(dict(sorted(requests.items())), dict(sorted(limits.items())), sized_from, tuple(unsized))
+
+
+def pods_per_node(pool: Pool, requests: Resources, gpu_resource: str) -> int:
+    """How many pods with `requests` one node of `pool` holds, by its GPUs and the allocatable it states."""
+    capacity = {gpu_resource: Quantity.from_value(pool.gpus_per_node), **pool.allocatable}
+    fits = [
+        math.floor(capacity[r].value / amount.value)
+        for r, amount in requests.items()
+        if r in capacity and not amount.is_zero()
+    ]
+    return min(fits, default=0)
+
+
+def contract_pod(w: Workload, pods: PodResources) -> dict:
+    """A pod of the workload as its contract says it is (one container), for admission arithmetic."""
+    spec: dict = {
+        "containers": [
+            {
+                "name": w.name,
+                "resources": {"limits": resource_list(pods.limits), "requests": resource_list(pods.requests)},
+            }
+        ]
+    }
+    if w.priority_class:
+        spec["priorityClassName"] = w.priority_class
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": w.name, "namespace": w.namespace}, "spec": spec}
