@@ -27,6 +27,18 @@ def test_markdown_report_of_the_full_example() -> None:
     assert "### Warnings\n\nNone." in text
 
 
+def test_markdown_report_shows_whether_each_workload_fits() -> None:
+    text = CliRunner().invoke(main, ["report", AI_PROD]).stdout
+    # chat-serving: 6 pods of 8 cpu, 32Gi, 1 GPU in team-b (quota 80 GPUs, 1000 cpu, 4000Gi; capability 120 GPUs).
+    # Tightest quota key: GPUs, 80 - 6 = 74 (cpu and memory keep 95%). Queue: 120 - 6 = 114. Pools of the
+    # inference tier: l4-serve 40 nodes x 4 pods (4 GPUs; 48 cpu / 8 = 6; 192Gi / 32Gi = 6) = 160, t4-serve
+    # 11 nodes x 2 pods (2 GPUs; 32 / 8 = 4; 128Gi / 32Gi = 4) = 22: room for 182.
+    assert (
+        "| chat-serving | team-b | ai-team-b | 6 | 8 cpu, 32Gi memory, 1 nvidia.com/gpu | "
+        "fits, 74 requests.nvidia.com/gpu left | fits, 114 nvidia.com/gpu left | fits: room for 182 | yes |"
+    ) in text
+
+
 def test_html_chart_bars_match_the_figures(tmp_path) -> None:
     out = tmp_path / "report.html"
     result = CliRunner().invoke(main, ["report", AI_PROD, "--format", "html", "-o", str(out)])

@@ -1,0 +1,114 @@
+"""Every template of every shipped policy and of `policyc init` runs on the cluster the output describes.
+
+Independently of the compiler's own proof: the written files are read back, and every pod each template creates
+at once (all replicas of every role) is sent through the admission model one after another, in the template's
+namespace with the LimitRanges, ResourceQuotas and PriorityClasses the output applies, each admitted pod adding
+to quota usage as on a real API server; then each pod must pass kube-scheduler's node-affinity and taint filters
+on the nodes of at least one pool of the node plan (nodes/plan.json).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from policyc.compiler import compile_file
+from policyc.k8s.admission import admit_pod, charge
+from policyc.k8s.scheduling import RequiredNodeAffinity, taint_filter
+from policyc.scaffold import STARTER
+from tests.conftest import example_policies
+
+
+def _documents(data: bytes) -> list[dict]:
+    return [d for d in YAML(typ="safe").load_all(io.BytesIO(data)) if d]
+
+
+def _output(policy: Path) -> dict[str, bytes]:
+    result = compile_file(policy, policy.name)
+    assert result.ok, [d.message for d in result.report.diagnostics]
+    return {path: f.data for path, f in result.files.items()}
+
+
+def _pods(template: dict) -> list[tuple[str, int, dict]]:
+    """(role, pods at once, pod template), read from the object as its controller reads it."""
+    spec, kind = template["spec"], template["kind"]
+    if template["apiVersion"].startswith("batch.volcano.sh/"):
+        return [(t["name"], t["replicas"], t["template"]) for t in spec["tasks"]]
+    if kind == "PyTorchJob":
+        return [(role, r["replicas"], r["template"]) for role, r in spec["pytorchReplicaSpecs"].items()]
+    if kind == "Deployment":
+        return [("pod", spec["replicas"], spec["template"])]
+    assert kind == "Job", kind
+    return [("pod", min(spec["parallelism"], spec["completions"]), spec["template"])]
+
+
+def _nodes(plan: dict) -> list[dict]:
+    """A node of every pool, labelled and tainted as the node script and GPU Feature Discovery leave it."""
+    nodes = []
+    for pool in plan["pools"]:
+        labels = dict(pool["labels"])
+        if pool.get("gpuFeatureDiscovery"):
+            labels["nvidia.com/gpu.product"] = pool["gpuProduct"]
+        nodes.append({"metadata": {"name": pool["nodes"][0], "labels": labels}, "spec": {"taints": pool["taints"]}})
+    return nodes
+
+
+def _check(files: dict[str, bytes]) -> int:
+    """Admit and place every template's pods; the number of pods admitted."""
+    objects = [o for path, data in files.items() if path.endswith(".yaml") for o in _documents(data)]
+    classes = [o for o in objects if o["kind"] == "PriorityClass"]
+    by_namespace: dict[str, list[dict]] = {}
+    for o in objects:
+        if o["kind"] in ("LimitRange", "ResourceQuota"):
+            by_namespace.setdefault(o["metadata"]["namespace"], []).append(o)
+    nodes = _nodes(json.loads(files["nodes/plan.json"]))
+    admitted = 0
+    for path in sorted(p for p in files if p.startswith("templates/")):
+        [template] = _documents(files[path])
+        namespace = template["metadata"]["namespace"]
+        limit_ranges = [o for o in by_namespace.get(namespace, ()) if o["kind"] == "LimitRange"]
+        quotas = [o for o in by_namespace.get(namespace, ()) if o["kind"] == "ResourceQuota"]
+        used: dict = {}
+        for role, count, pod_template in _pods(template):
+            for i in range(count):
+                pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"{role}-{i}", "namespace": namespace}}
+                pod["spec"] = pod_template["spec"]
+                decision = admit_pod(pod, limit_ranges=limit_ranges, quotas=quotas, priority_classes=classes, used=used)
+                assert decision.admitted, f"{path}: {role} pod {i + 1} of {count}: {decision.refusal.message}"
+                used = charge(decision.pod, quotas, used)
+                admitted += 1
+            affinity = RequiredNodeAffinity.from_pod(pod)
+            fits = [n for n in nodes if affinity.matches(n) and taint_filter(pod, n).admit]
+            assert fits, f"{path}: {role} pods fit no pool of the node plan"
+    return admitted
+
+
+@pytest.mark.parametrize("policy", example_policies(), ids=lambda p: p.stem)
+def test_every_template_of_a_shipped_policy_is_admitted_and_placed(policy: Path) -> None:
+    assert _check(_output(policy)) > 0
+
+
+def test_every_template_of_the_starter_policy_is_admitted_and_placed(tmp_path: Path) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text(STARTER, encoding="utf-8")
+    assert _check(_output(path)) > 0
+
+
+def test_a_template_without_cpu_and_memory_is_refused_where_the_quota_constrains_them() -> None:
+    """What this test guards against (the defect it was written for): a quota with cpu and memory keys refuses
+    pods that do not state them."""
+    files = _output(example_policies()[0])
+    path = next(p for p in sorted(files) if p.startswith("templates/"))
+    [template] = _documents(files[path])
+    for _, _, pod_template in _pods(template):
+        for container in pod_template["spec"]["containers"]:
+            for part in container["resources"].values():
+                part.pop("cpu", None)
+                part.pop("memory", None)
+    files[path] = json.dumps(template).encode()  # JSON is YAML
+    with pytest.raises(AssertionError, match="must specify"):
+        _check(files)
