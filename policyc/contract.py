@@ -13,6 +13,7 @@ reason with it, and the proof verifies the emitted templates against the same ru
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -78,6 +79,31 @@ def tolerations(cluster: Cluster, w: Workload) -> list[dict]:
     return usage + products + [dict(t) for t in w.tolerations]
 
 
+def _once(key):
+    """Compute `compute(cluster, workload)` once per build and per `key(workload)`: several stages read the same
+    contract, and workloads with the same key have the same one."""
+
+    def decorate(compute):
+        @functools.wraps(compute)
+        def cached(cluster: Cluster, w: Workload):
+            memo = cluster.derived.setdefault(compute.__qualname__, {})
+            k = key(w)
+            if k not in memo:
+                memo[k] = compute(cluster, w)
+            return memo[k]
+
+        return cached
+
+    return decorate
+
+
+def _placement_key(w: Workload) -> tuple:
+    """What decides where a workload's pods may land."""
+    extra = tuple(tuple(sorted(t.items())) for t in w.tolerations)
+    return w.tier.name, w.type, tuple(sorted(w.node_selector.items())), extra
+
+
+@_once(_placement_key)
 def reachable_pools(cluster: Cluster, w: Workload) -> tuple[Pool, ...]:
     """The pools the workload's pods may land on: of its tier and usage (or hybrid), carrying every label of its
     nodeSelector, with every NoSchedule and NoExecute taint tolerated."""
@@ -117,21 +143,25 @@ def _round_down(resource: str, value: Fraction) -> Quantity:
     return Quantity.from_value(Fraction(max(math.floor(value * 1000), 1), 1000))
 
 
-def _share(pool: Pool, resource: str, gpus: int, reserve: Fraction) -> Fraction | None:
-    """A pod's part of one node of `pool` by its GPUs, less `reserve`; None if the pool states no allocatable."""
-    amount = pool.allocatable.get(resource)
-    if amount is None:
-        return None
-    return amount.value * gpus / pool.gpus_per_node * (1 - reserve)
-
-
 def _smallest_share(
     pools: Iterable[Pool], resource: str, gpus: int, reserve: Fraction
 ) -> tuple[Quantity, Pool] | tuple[None, None]:
-    shares = [(share, p) for p in pools if (share := _share(p, resource, gpus, reserve)) is not None]
-    if not shares:
+    """A pod's part of one node by its GPUs (allocatable x gpus / GPUs per node, less `reserve`) on the pool where it
+    is smallest (by name among equals), rounded down; (None, None) if no pool states its allocatable. Each node
+    shape is worked out once."""
+    first: dict[tuple[Quantity, int], Pool] = {}
+    for p in pools:
+        amount = p.allocatable.get(resource)
+        if amount is not None:
+            shape = (amount, p.gpus_per_node)
+            if shape not in first or p.name < first[shape].name:
+                first[shape] = p
+    if not first:
         return None, None
-    share, pool = min(shares, key=lambda s: (s[0], s[1].name))
+    share, pool = min(
+        ((amount.value * gpus / per_node * (1 - reserve), p) for (amount, per_node), p in first.items()),
+        key=lambda s: (s[0], s[1].name),
+    )
     return _round_down(resource, share), pool
 
 
@@ -147,6 +177,7 @@ def _within(amount: Quantity, resource: str, limit_range: LimitRange | None) -> 
     return amount
 
 
+@_once(lambda w: w.name)
 def pod_resources(cluster: Cluster, w: Workload) -> PodResources:
     """Requests and limits of each of the workload's pods.
 
@@ -184,11 +215,21 @@ def pod_resources(cluster: Cluster, w: Workload) -> PodResources:
 
 def pods_per_node(pool: Pool, requests: Resources, gpu_resource: str) -> int:
     """How many pods with `requests` one node of `pool` holds, by its GPUs and the allocatable it states."""
-    capacity = {gpu_resource: Quantity.from_value(pool.gpus_per_node), **pool.allocatable}
+    return _pods_per_node(
+        pool.gpus_per_node, tuple(sorted(pool.allocatable.items())), tuple(sorted(requests.items())), gpu_resource
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _pods_per_node(
+    gpus_per_node: int,
+    allocatable: tuple[tuple[str, Quantity], ...],
+    requests: tuple[tuple[str, Quantity], ...],
+    gpu: str,
+) -> int:
+    capacity = {gpu: Quantity.from_value(gpus_per_node), **dict(allocatable)}
     fits = [
-        math.floor(capacity[r].value / amount.value)
-        for r, amount in requests.items()
-        if r in capacity and not amount.is_zero()
+        math.floor(capacity[r].value / amount.value) for r, amount in requests if r in capacity and not amount.is_zero()
     ]
     return min(fits, default=0)
 

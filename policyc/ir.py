@@ -8,7 +8,7 @@ and provenance.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from policyc.diagnostics import Path
 from policyc.k8s.quantity import Quantity
@@ -203,6 +203,9 @@ class Cluster:
     workloads: tuple[Workload, ...]
     complete: bool = True
     """False when parsing dropped invalid items: totals over the cluster are then not trustworthy."""
+    derived: dict = field(default_factory=dict, compare=False, repr=False)
+    """What later stages derive from the cluster and several of them read, computed once per build (for
+    example each workload's pod contract, `policyc.contract`), keyed by what derives it."""
 
     def policy_key(self, resource: str) -> str:
         """A resource as policies usually write it ('gpu' for the GPU resource), to locate diagnostics."""

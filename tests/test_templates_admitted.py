@@ -112,3 +112,50 @@ def test_a_template_without_cpu_and_memory_is_refused_where_the_quota_constrains
     files[path] = json.dumps(template).encode()  # JSON is YAML
     with pytest.raises(AssertionError, match="must specify"):
         _check(files)
+
+
+def _namespace_objects(files: dict[str, bytes], namespace: str) -> tuple[list[dict], list[dict], list[dict]]:
+    objects = [o for path, data in files.items() if path.endswith(".yaml") for o in _documents(data)]
+    mine = [o for o in objects if (o.get("metadata") or {}).get("namespace") == namespace]
+    return (
+        [o for o in mine if o["kind"] == "LimitRange"],
+        [o for o in mine if o["kind"] == "ResourceQuota"],
+        [o for o in objects if o["kind"] == "PriorityClass"],
+    )
+
+
+def _bare_pod(priority_class: str | None) -> dict:
+    spec: dict = {"containers": [{"name": "c", "image": "x", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}
+    if priority_class:
+        spec["priorityClassName"] = priority_class
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec}
+
+
+@pytest.mark.parametrize("priority_class", ["system-node-critical", "system-cluster-critical", "online-inference"])
+def test_a_tenant_cannot_take_a_class_it_is_not_allowed(priority_class: str) -> None:
+    """team-a of policies/ai-prod.yaml may use development-, low-priority- and production-training only."""
+    limit_ranges, quotas, classes = _namespace_objects(_output(example_policies()[1]), "ai-team-a")
+    refusal = admit_pod(
+        _bare_pod(priority_class), limit_ranges=limit_ranges, quotas=quotas, priority_classes=classes
+    ).refusal
+    assert refusal is not None and refusal.object == "tenant-forbidden-priority-classes", refusal
+    allowed = admit_pod(
+        _bare_pod("production-training"), limit_ranges=limit_ranges, quotas=quotas, priority_classes=classes
+    )
+    assert allowed.admitted, allowed.refusal
+
+
+def test_without_a_default_class_only_unrestricted_tenants_run_pods_naming_none(tmp_path: Path) -> None:
+    """The starter's 'research' may use class 'training' only; 'product' lists no classes."""
+    policy = STARTER.replace("globalDefault: true", "globalDefault: false").replace(
+        "kind: VolcanoJob}", "kind: VolcanoJob, priorityClass: training}"
+    )
+    path = tmp_path / "policy.yaml"
+    path.write_text(policy, encoding="utf-8")
+    files = _output(path)
+    for namespace, admitted in (("research", False), ("product", True)):
+        lr, quotas, classes = _namespace_objects(files, namespace)
+        decision = admit_pod(_bare_pod(None), limit_ranges=lr, quotas=quotas, priority_classes=classes)
+        assert decision.admitted == admitted, (namespace, decision.refusal)
+        system = admit_pod(_bare_pod("system-node-critical"), limit_ranges=lr, quotas=quotas, priority_classes=classes)
+        assert not system.admitted, namespace
