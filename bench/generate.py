@@ -54,7 +54,8 @@ def policy(nodes: int, pools: int, tenants: int, workloads: int) -> str:
             f"      namespaces: [team-{t:04d}, team-{t:04d}-dev]",
             "      priorityClasses: [prod, batch, serving]",
             f"      queue: {{weight: {1 + t % 4}, guarantee: {{gpu: {guarantee}}}, capability: {{gpu: {guarantee * 4}}}}}",
-            f'      quota: {{requests: {{cpu: "256", memory: 2000Gi, gpu: {guarantee}}}, limits: {{cpu: "512"}}}}',
+            f'      quota: {{requests: {{cpu: "256", memory: 2000Gi, gpu: {guarantee}}}, '
+            'limits: {cpu: "512"}}',
             "      limitRange: {defaultRequest: {cpu: 500m, memory: 1Gi}, default: {cpu: '1', memory: 2Gi}}",
         ]
     out.append("  workloads:")

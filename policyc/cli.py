@@ -8,6 +8,7 @@ cannot write); 3 internal error (a policyc bug).
 from __future__ import annotations
 
 import os
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -76,6 +77,10 @@ def build(policy: str, output: str, check: bool, fmt: str) -> None:
     from policyc.write import OutputError, write_tree
 
     compilation = compile_file(policy)
+    if compilation.ok and compilation.cluster is not None:
+        from policyc.drift import immutable_changes
+
+        compilation.report.extend(immutable_changes(compilation.cluster, output))
     _emit_diagnostics([compilation], fmt)
     if not compilation.ok:
         sys.exit(EXIT_FAILED)
@@ -97,14 +102,50 @@ def build(policy: str, output: str, check: bool, fmt: str) -> None:
     click.echo(f"{policy}: wrote {len(compilation.files)} files to {output}", err=True)
 
 
+_MENTIONS_POLICY_API = re.compile(rb"""apiVersion['"]?\s*:\s*['"]?policyc\.io/""")
+
+
+def _is_policy(path: str) -> bool:
+    """Whether `path` is a policyc policy: a YAML mapping with apiVersion policyc.io/<version>, kind ClusterPolicy.
+
+    Cheap and safe on any input: a byte search of the first `MAX_FILE_BYTES` (nothing decoded or parsed)
+    rules out every file that does not mention a policyc.io apiVersion: binary, invalid UTF-8, Kyverno,
+    Helm values. Only files that do are loaded, by the policy loader and its limits on size, nesting and
+    aliases. One that mentions it but cannot be loaded counts as a policy, so its error is shown, not hidden.
+    """
+    from policyc.diagnostics import PolicyError
+    from policyc.load import MAX_FILE_BYTES, load_bytes
+
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_FILE_BYTES + 1)
+    except OSError:
+        return True  # validation reports why it cannot be read
+    if not _MENTIONS_POLICY_API.search(raw):
+        return False
+    try:
+        data = load_bytes(raw, path).data
+    except PolicyError:
+        return True
+    return (
+        isinstance(data, dict)
+        and str(data.get("apiVersion")).startswith("policyc.io/")
+        and data.get("kind") == "ClusterPolicy"
+    )
+
+
 @main.command()
 @click.argument("policies", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--only-policies", is_flag=True,
+              help="Skip, silently, files that are not policyc policies (YAML mappings with apiVersion "
+              "policyc.io/<version> and kind ClusterPolicy), for hooks that see every YAML file. A file that "
+              "mentions a policyc.io apiVersion but cannot be loaded is validated, to show why.")  # fmt: skip
 @_format_option
-def validate(policies: tuple[str, ...], fmt: str) -> None:
+def validate(policies: tuple[str, ...], only_policies: bool, fmt: str) -> None:
     """Run every check and verification on each POLICY; write nothing (the pre-commit path)."""
     from policyc.compiler import compile_file
 
-    compilations = [compile_file(p) for p in policies]
+    compilations = [compile_file(p) for p in policies if not only_policies or _is_policy(p)]
     _emit_diagnostics(compilations, fmt)
     sys.exit(EXIT_OK if all(c.ok for c in compilations) else EXIT_FAILED)
 

@@ -94,6 +94,7 @@ _RULES: tuple[Rule, ...] = (
         Severity.ERROR,
         "A workload uses a priority class its tenant may not use.",
     ),
+    Rule("PC312", "unknown-pool", Severity.ERROR, "A reference to a node pool that is not defined."),
     # PC4xx: meaning
     Rule(
         "PC401",
@@ -148,7 +149,12 @@ _RULES: tuple[Rule, ...] = (
         Severity.ERROR,
         "A limit range whose default request exceeds its default limit, or similar.",
     ),
-    Rule("PC412", "reserved-domain", Severity.ERROR, "The label domain is one Kubernetes reserves."),
+    Rule(
+        "PC412",
+        "reserved-domain",
+        Severity.ERROR,
+        "The label domain is one Kubernetes or another system (GPU vendors, schedulers, feature discovery) owns.",
+    ),
     Rule(
         "PC413",
         "workload-without-gpus-per-node",
@@ -228,6 +234,38 @@ _RULES: tuple[Rule, ...] = (
         Severity.ERROR,
         "A workload's limits are below its requests, or differ from them under qos Guaranteed.",
     ),
+    Rule(
+        "PC430",
+        "system-namespace",
+        Severity.ERROR,
+        "A tenant claims a namespace the cluster's own components live in (kube-system, the scheduler's, the GPU "
+        "Operator's ...).",
+    ),
+    Rule(
+        "PC431",
+        "unknown-device-resource",
+        Severity.WARNING,
+        "An extended resource that no known device plugin advertises (a typo pods would wait on forever).",
+    ),
+    Rule(
+        "PC432",
+        "fractional-bytes",
+        Severity.WARNING,
+        "A memory or storage quantity with a fraction of a byte (512m is half a byte, not 512Mi).",
+    ),
+    Rule(
+        "PC433",
+        "toleration-of-everything",
+        Severity.ERROR,
+        "A workload toleration with no key and operator Exists: it tolerates every taint, cordoned and NotReady "
+        "nodes included, forever.",
+    ),
+    Rule(
+        "PC434",
+        "priority-class-value-changed",
+        Severity.WARNING,
+        "A PriorityClass's value differs from the previous output: the API server refuses the change in place.",
+    ),
     # PC5xx: placement proof
     Rule(
         "PC501",
@@ -257,6 +295,13 @@ _RULES: tuple[Rule, ...] = (
         "workload-exceeds-quota",
         Severity.ERROR,
         "A workload's pods together exceed their namespace's ResourceQuota: the last ones are refused.",
+    ),
+    Rule(
+        "PC508",
+        "node-agent-untolerated",
+        Severity.ERROR,
+        "A node agent (a DaemonSet the GPU nodes need, e.g. the device plugin) does not tolerate a taint of nodes "
+        "it must run on.",
     ),
     # PC6xx: volcano-scheduler.conf
     Rule("PC601", "unknown-scheduler-action", Severity.ERROR, "An action Volcano does not have."),

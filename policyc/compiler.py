@@ -101,7 +101,8 @@ def _compile(path: str | os.PathLike[str], display_name: str | None) -> Compilat
     if cluster is None:
         return result
     result.cluster = cluster
-    report.extend(run_checks(cluster))
+    # A value the loader rejected is null from here on: what later stages would say about it is said already.
+    report.extend(d for d in run_checks(cluster) if not doc.source_map.is_rejected(d.path))
     clock.lap("check")
     if report.failed:
         return result

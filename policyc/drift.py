@@ -1,8 +1,10 @@
-"""Drift check: does an output directory hold exactly what a build would write?
+"""The build against a previous output directory.
 
-Compares the bytes rendered in memory with the files on disk (no YAML is parsed back), and reports
-changed files with a unified diff, files the build would add (missing) and files it would remove
-(stale), and executable bits that differ.
+`compare` (the drift check): does the directory hold exactly what a build would write? Compares the bytes rendered in
+memory with the files on disk (no YAML is parsed back), and reports changed files with a unified diff, files the
+build would add (missing) and files it would remove (stale), and executable bits that differ.
+
+`immutable_changes`: changes the API server cannot apply in place (a PriorityClass's value or preemption policy).
 """
 
 from __future__ import annotations
@@ -13,6 +15,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ruamel.yaml import YAML, YAMLError
+
+from policyc.diagnostics import Diagnostic, diag
+from policyc.ir import Cluster
+from policyc.load import MAX_FILE_BYTES
 from policyc.write import OutputFile
 
 
@@ -64,3 +71,46 @@ def _diff(rel: str, current: bytes, built: bytes) -> str:
     new = built.decode("utf-8", errors="replace").splitlines(keepends=True)
     lines = difflib.unified_diff(old, new, f"a/{rel}", f"b/{rel}")
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+PRIORITY_CLASSES = "cluster/priorityclasses.yaml"
+IMMUTABLE_PRIORITY_FIELDS = (
+    ("value", "value", None),
+    ("preemptionPolicy", "preemption_policy", "PreemptLowerPriority"),
+)
+"""PriorityClass fields the API server refuses to change in place: (object field, IR field, API default)."""
+
+
+def immutable_changes(cluster: Cluster, directory: str | os.PathLike[str]) -> list[Diagnostic]:
+    """Warnings for PriorityClasses whose value or preemption policy differ from the previous output in `directory`:
+    applying them fails (the API server refuses the update), and keeps failing on every later sync."""
+    path = Path(directory) / PRIORITY_CLASSES
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return []
+        previous = {
+            doc["metadata"]["name"]: doc
+            for doc in YAML(typ="safe").load_all(path.read_text(encoding="utf-8"))
+            if isinstance(doc, dict) and doc.get("kind") == "PriorityClass"
+        }
+    except (OSError, UnicodeError, YAMLError, KeyError, TypeError):
+        return []  # no previous output, or not one policyc wrote: nothing to compare with
+    out = []
+    for c in cluster.priority_classes:
+        old = previous.get(c.name)
+        if old is None:
+            continue
+        for name, attribute, default in IMMUTABLE_PRIORITY_FIELDS:
+            before, after = old.get(name, default), getattr(c, attribute)
+            if before != after:
+                out.append(
+                    diag(
+                        "priority-class-value-changed",
+                        f"priority class '{c.name}' changes {name} from {before} to {after} against "
+                        f"{PRIORITY_CLASSES}; the API server refuses that in place, so every sync would fail",
+                        (*c.path, name),
+                        hint=f"keep {before}, or add the class under a new name, move workloads to it and drop "
+                        f"'{c.name}' (README: changing a priority class)",
+                    )
+                )
+    return out

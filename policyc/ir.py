@@ -186,6 +186,18 @@ class Scheduler:
     """The policy's extra plugin settings, in order (index i came from spec.scheduler.plugins[i])."""
 
 
+@dataclass(frozen=True, slots=True)
+class NodeAgent:
+    """A DaemonSet that must run on the nodes of `pools`."""
+
+    name: str
+    namespace: str
+    pools: tuple[str, ...]
+    tolerations: tuple[dict, ...] | None
+    """What its pods carry; None when it is given the tolerations policyc emits."""
+    path: Path
+
+
 @dataclass(frozen=True)
 class Cluster:
     name: str
@@ -201,6 +213,7 @@ class Cluster:
     scheduler: Scheduler
     tenants: tuple[Tenant, ...]
     workloads: tuple[Workload, ...]
+    node_agents: tuple[NodeAgent, ...] = ()
     complete: bool = True
     """False when parsing dropped invalid items: totals over the cluster are then not trustworthy."""
     derived: dict = field(default_factory=dict, compare=False, repr=False)

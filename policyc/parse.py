@@ -10,9 +10,9 @@ from __future__ import annotations
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from policyc.diagnostics import Diagnostic, Path, describe_value, diag, did_you_mean, where
 from policyc.load import SourceMap
@@ -85,8 +85,7 @@ def _name(item: Any) -> str | None:
 
 def _already_reported(err: dict, source_map: SourceMap) -> bool:
     """An error about a value the loader rejected (and reported) already."""
-    loc = tuple(err["loc"])
-    return any(loc[:n] in source_map.rejected for n in range(len(loc) + 1))
+    return source_map.is_rejected(err["loc"])
 
 
 _TYPE_NAMES = {
@@ -123,7 +122,7 @@ def _diagnostic(err: dict, source_map: SourceMap) -> Diagnostic:
             "wrong-type",
             f"{place} must be {_TYPE_NAMES[kind]}, not {describe_value(value, text)}",
             loc,
-            hint=_type_hint(kind, value, text),
+            hint=_type_hint(kind, value, text, loc),
         )
     if kind == "literal_error":
         expected = [x.strip().strip("'") for x in ctx.get("expected", "").replace(" or ", ", ").split(",")]
@@ -160,14 +159,19 @@ def _unknown_field(loc: Path) -> Diagnostic:
     return diag("unknown-field", f"unknown field '{name}' in {where(loc[:-1])}", loc, hint=hint, at_key=True)
 
 
-def _type_hint(kind: str, value: Any, text: str | None) -> str | None:
+def _type_hint(kind: str, value: Any, text: str | None, loc: Path) -> str | None:
     if kind == "string_type" and isinstance(value, int | float | bool):
         return f'quote it: "{text if text is not None else value}"'
     if kind in ("int_type", "int_from_float"):
         if isinstance(value, str) and value.strip().lstrip("-").isdigit():
             return f"remove the quotes: {value.strip()}"
         if isinstance(value, float):
-            return f"write {int(value)}" if value.is_integer() else "use a whole number"
+            if not value.is_integer():
+                return "use a whole number"
+            refused = _refusal(loc, int(value))
+            return (
+                f"write {int(value)}" if refused is None else f"write a whole number, but not {int(value)}: {refused}"
+            )
     if kind == "bool_type" and isinstance(value, str):
         return "write true or false (YAML 1.2 reads yes/no/on/off as strings)"
     if kind == "list_type" and isinstance(value, str | int | float):
@@ -177,8 +181,32 @@ def _type_hint(kind: str, value: Any, text: str | None) -> str | None:
     return None
 
 
-def _fields_at(loc: Path) -> list[str]:
-    """Field names (aliases) allowed at a location, for "did you mean" hints on unknown fields."""
+def _refusal(loc: Path, value: Any) -> str | None:
+    """Why the field at `loc` would refuse `value` too (its range or its own rule), or None: a hint never suggests
+    what the next run refuses."""
+    parent = _unwrap(_model_at(loc[:-1]))
+    if not (isinstance(parent, type) and issubclass(parent, BaseModel)):
+        return None
+    field = {f.alias or n: f for n, f in parent.model_fields.items()}.get(str(loc[-1]))
+    if field is None:
+        return None
+    try:
+        TypeAdapter(
+            Annotated[field.annotation, *field.metadata] if field.metadata else field.annotation
+        ).validate_python(value)
+    except ValidationError as e:
+        error = e.errors()[0]
+        if error["type"] == "policyc":
+            return error["ctx"]["message"]
+        bound = next(iter((error.get("ctx") or {}).values()), None)
+        if error["type"] in _RANGE and bound is not None:
+            return f"it must be {_RANGE[error['type']]} {bound}"
+        return error["msg"]
+    return None
+
+
+def _model_at(loc: Path) -> Any:
+    """The type the policy language expects at a location (None where it defines nothing)."""
     model: Any = ClusterPolicy
     for part in loc:
         model = _unwrap(model)
@@ -191,7 +219,12 @@ def _fields_at(loc: Path) -> list[str]:
         else:
             args = typing.get_args(model)  # a dict: values have the second type argument
             model = args[1] if len(args) == 2 else None
-    model = _unwrap(model)
+    return model
+
+
+def _fields_at(loc: Path) -> list[str]:
+    """Field names (aliases) allowed at a location, for "did you mean" hints on unknown fields."""
+    model = _unwrap(_model_at(loc))
     if isinstance(model, type) and issubclass(model, BaseModel):
         return [f.alias or n for n, f in model.model_fields.items()]
     return []

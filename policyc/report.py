@@ -3,8 +3,12 @@
 Figures: per pool its nodes and GPUs; per GPU tier its capacity and the guarantees that land on it; per
 tenant its queue (guarantee, deserved, capability) and namespace quota, with shares of the cluster;
 quota overcommit per resource; per workload whether all its pods fit at once in its namespace quota, its queue
-and the pools it can use, with the room left; and every warning. A tenant's GPU guarantee is attributed to the tiers
-its workloads use (split evenly when they use several); tenants without workloads are shown apart.
+and the pools it can use, with the room left; and every warning.
+
+Attribution (`ATTRIBUTION`): a tenant's GPU guarantee, less what its child queues' guarantees take (`own_guarantees`),
+counts only on the tiers of the pools its queue subtree's workloads can reach (`tenant_reach`), split across those
+tiers in proportion to the GPUs of the reached pools in each. A tenant none of whose workloads can land on a pool
+(none declared, or none placeable) is counted apart, on no tier.
 The HTML form draws GPU capacity against guarantees per tier as inline SVG: no script, no network.
 """
 
@@ -15,7 +19,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from policyc.backends.kubernetes import QUOTA_NAME, quota_object
-from policyc.checks.capacity import capacity, quota_totals
+from policyc.checks.capacity import capacity, own_guarantees, quota_totals, tenant_reach
 from policyc.checks.sizing import pool_room, queue_use
 from policyc.compiler import Compilation
 from policyc.contract import contract_pod, pod_resources, reachable_pools
@@ -32,7 +36,7 @@ class TierFigures:
     pools: tuple[str, ...]
     gpus: int
     guaranteed: Fraction
-    """GPUs guaranteed to the tenants whose workloads run on this tier."""
+    """GPUs of guarantees attributed to this tier (`ATTRIBUTION`)."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,7 @@ class TenantFigures:
     quota: Quantity | None
     """GPU requests quota over all of the tenant's namespaces."""
     tiers: tuple[str, ...]
+    """Tiers of the pools its workloads can reach (none: it is counted apart)."""
 
 
 @dataclass(frozen=True)
@@ -74,34 +79,51 @@ class Figures:
     overcommit: dict[str, tuple[Quantity, Quantity]]
     """resource -> (quota total, capacity), for every resource with both."""
     unattributed: Fraction
-    """GPUs guaranteed to tenants that declare no workload (so to no tier)."""
+    """GPUs guaranteed to tenants whose workloads can land on no pool (so on no tier)."""
     workloads: list[WorkloadFigures]
+
+
+ATTRIBUTION = (
+    "A tenant's guarantee (less its child queues' guarantees) counts on the tiers of the pools its workloads can "
+    "reach, split in proportion to the GPUs of those pools in each tier."
+)
+
+
+def _placed(cluster: Cluster) -> set[str]:
+    """Tenants whose queue subtree has a workload that can land on some pool."""
+    parent = {t.name: t.queue.parent for t in cluster.tenants}
+    out: set[str] = set()
+    for w in cluster.workloads:
+        name = w.tenant if reachable_pools(cluster, w) else None
+        while name is not None and name not in out:  # up the tree; a cycle (reported elsewhere) stops it
+            out.add(name)
+            name = parent.get(name)
+    return out
 
 
 def figures(cluster: Cluster) -> Figures:
     gpu = cluster.gpu_resource
     pools = [(p.name, p.usage, p.tier, p.product, len(p.nodes), p.gpus) for p in cluster.pools]
-    tenant_tiers = {
-        t.name: sorted({w.tier.name for w in cluster.workloads if w.tenant == t.name}) for t in cluster.tenants
-    }
+    reach, placed = tenant_reach(cluster), _placed(cluster)
     guaranteed: dict[str, Fraction] = {}
     unattributed = Fraction(0)
     tenants = []
-    for t in cluster.tenants:
-        amount = t.queue.guarantee.get(gpu)
-        tiers = tenant_tiers[t.name]
-        if amount is not None:
-            if tiers:
-                for tier in tiers:
-                    guaranteed[tier] = guaranteed.get(tier, Fraction(0)) + amount.value / len(tiers)
-            else:
-                unattributed += amount.value
+    for t, own in own_guarantees(cluster):
+        reached = [p for p in cluster.pools if p.name in reach[t.name]] if t.name in placed else []
+        tiers = sorted({p.tier for p in reached})
+        amount = own.get(gpu)
+        reached_gpus = sum(p.gpus for p in reached)
+        if amount is not None and reached_gpus:
+            for p in reached:
+                guaranteed[p.tier] = guaranteed.get(p.tier, Fraction(0)) + amount.value * p.gpus / reached_gpus
+        elif amount is not None:
+            unattributed += amount.value
         quota = t.quota.hard.get(f"requests.{gpu}") if t.quota else None
         tenants.append(
             TenantFigures(
                 t.name,
                 len(t.namespaces),
-                amount,
+                t.queue.guarantee.get(gpu),
                 t.queue.deserved.get(gpu),
                 t.queue.capability.get(gpu),
                 quota * len(t.namespaces) if quota else None,
@@ -187,8 +209,8 @@ def _ratio(allowed: Quantity, available: Quantity) -> str:
     return f"{float(allowed.value / available.value):.2f}x"
 
 
-def _tables(f: Figures) -> list[tuple[str, list[str], list[list[str]]]]:
-    """(title, header, rows) of every table, shared by both formats."""
+def _tables(f: Figures) -> list[tuple[str, list[str], list[list[str]], list[str]]]:
+    """(title, header, rows, notes below the table) of every table, shared by both formats."""
     pools = [[name, usage, tier, product, str(nodes), str(gpus)] for name, usage, tier, product, nodes, gpus in f.pools]
     tiers = [
         [t.name, ", ".join(t.pools) or "-", str(t.gpus), _number(t.guaranteed), _share(t.guaranteed, t.gpus)]
@@ -212,9 +234,12 @@ def _tables(f: Figures) -> list[tuple[str, list[str], list[list[str]]]]:
         for w in f.workloads
     ]
     gpu = f.gpu_resource
+    notes = [ATTRIBUTION]
+    if f.unattributed:
+        notes.append(f"Guarantees of tenants with no placeable workload (on no tier): {_number(f.unattributed)} {gpu}.")
     return [
-        ("Node pools", ["pool", "usage", "tier", "GPU", "nodes", gpu], pools),
-        ("GPU tiers", ["tier", "pools", f"{gpu} capacity", "guaranteed", "guaranteed share"], tiers),
+        ("Node pools", ["pool", "usage", "tier", "GPU", "nodes", gpu], pools, []),
+        ("GPU tiers", ["tier", "pools", f"{gpu} capacity", "guaranteed", "guaranteed share"], tiers, notes),
         (
             "Tenants",
             [
@@ -227,12 +252,14 @@ def _tables(f: Figures) -> list[tuple[str, list[str], list[list[str]]]]:
                 "guarantee share of cluster",
             ],
             tenants,
+            [],
         ),
-        ("Quotas against capacity", ["resource", "quotas allow", "cluster has", "ratio"], overcommit),
+        ("Quotas against capacity", ["resource", "quotas allow", "cluster has", "ratio"], overcommit, []),
         (
             "Workloads (all pods at once)",
             ["workload", "tenant", "namespace", "pods", "per pod", "namespace quota", "queue", "pools", "fits"],
             workloads,
+            [],
         ),
     ]
 
@@ -245,17 +272,17 @@ def render_markdown(compilation: Compilation) -> str:
         f"{len(f.pools)} pools, {sum(p[4] for p in f.pools)} nodes, {f.total_gpus} {f.gpu_resource}.",
         "",
     ]
-    for title, header, rows in _tables(f):
+    for title, header, rows, notes in _tables(f):
         out += [f"### {title}", ""]
-        if not rows:
-            out += ["None.", ""]
-            continue
-        out.append("| " + " | ".join(header) + " |")
-        out.append("|" + "|".join("---" for _ in header) + "|")
-        out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+        if rows:
+            out.append("| " + " | ".join(header) + " |")
+            out.append("|" + "|".join("---" for _ in header) + "|")
+            out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+        else:
+            out.append("None.")
         out.append("")
-    if f.unattributed:
-        out += [f"Guarantees of tenants without workloads (no tier): {_number(f.unattributed)} {f.gpu_resource}.", ""]
+        for note in notes:
+            out += [note, ""]
     out += _diagnostics_markdown(compilation)
     return "\n".join(out)
 
@@ -268,49 +295,55 @@ def _diagnostics_markdown(compilation: Compilation) -> list[str]:
 
 
 BAR_AREA_HEIGHT = 200
-BAR_WIDTH = 36
+BAR_WIDTH = 44
+TOP = 20
+"""Room above the tallest bar for its value label."""
+MARGIN = 20
+CHAR_WIDTH = 8
+"""A generous width of one character of a 12px tier name, so that neighbouring names keep apart."""
 
 
 def chart_svg(f: Figures) -> str:
     """GPU capacity (and guarantees) per tier as grouped bars; each bar carries data-tier, data-series and
     data-value, and a <title> for readers."""
-    top = max([1, *(t.gpus for t in f.tiers), *(int(t.guaranteed) + 1 for t in f.tiers)])
-    group = 3 * BAR_WIDTH
-    width = 60 + group * len(f.tiers)
-    height = BAR_AREA_HEIGHT + 70
+    top = max([Fraction(1), *(Fraction(t.gpus) for t in f.tiers), *(t.guaranteed for t in f.tiers)])
+    group = max([3 * BAR_WIDTH, *(CHAR_WIDTH * len(t.name) + 16 for t in f.tiers)])
+    width = max(2 * MARGIN + group * len(f.tiers), 220)
+    base = TOP + BAR_AREA_HEIGHT
+    height = base + 52
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
         f'aria-labelledby="chart-title" viewBox="0 0 {width} {height}">',
         f'<title id="chart-title">{html.escape(f.gpu_resource)} capacity and guarantees per GPU tier</title>',
-        f'<line x1="40" y1="{BAR_AREA_HEIGHT + 10}" x2="{width - 10}" y2="{BAR_AREA_HEIGHT + 10}" stroke="#555"/>',
+        f'<line x1="{MARGIN}" y1="{base}" x2="{width - MARGIN}" y2="{base}" stroke="#555"/>',
     ]
     for i, t in enumerate(f.tiers):
-        x = 50 + i * group
+        middle = MARGIN + i * group + group / 2
         for j, (series, value, colour) in enumerate(
             (("capacity", Fraction(t.gpus), "#4c78a8"), ("guaranteed", t.guaranteed, "#f58518"))
         ):
-            h = float(value) / top * BAR_AREA_HEIGHT
-            y = BAR_AREA_HEIGHT + 10 - h
+            x = middle - BAR_WIDTH + j * BAR_WIDTH + 2
+            h = float(value / top) * BAR_AREA_HEIGHT
+            y = base - h
             label = f"{t.name}: {series} {_number(value)}"
             parts.append(
-                f'<rect x="{x + j * BAR_WIDTH}" y="{y:.2f}" width="{BAR_WIDTH - 4}" height="{h:.2f}" '
+                f'<rect x="{x:g}" y="{y:.2f}" width="{BAR_WIDTH - 4}" height="{h:.2f}" '
                 f'fill="{colour}" data-tier="{html.escape(t.name)}" data-series="{series}" '
                 f'data-value="{_number(value)}"><title>{html.escape(label)}</title></rect>'
             )
             parts.append(
-                f'<text x="{x + j * BAR_WIDTH + (BAR_WIDTH - 4) / 2}" y="{y - 4:.2f}" font-size="11" '
+                f'<text x="{x + (BAR_WIDTH - 4) / 2:g}" y="{y - 4:.2f}" font-size="11" '
                 f'text-anchor="middle">{_number(value)}</text>'
             )
         parts.append(
-            f'<text x="{x + BAR_WIDTH}" y="{BAR_AREA_HEIGHT + 28}" font-size="12" '
-            f'text-anchor="middle">{html.escape(t.name)}</text>'
+            f'<text x="{middle:g}" y="{base + 18}" font-size="12" text-anchor="middle">{html.escape(t.name)}</text>'
         )
-    legend_y = BAR_AREA_HEIGHT + 50
+    legend = base + 34
     parts.append(
-        f'<rect x="50" y="{legend_y}" width="10" height="10" fill="#4c78a8"/>'
-        f'<text x="64" y="{legend_y + 9}" font-size="11">capacity</text>'
-        f'<rect x="140" y="{legend_y}" width="10" height="10" fill="#f58518"/>'
-        f'<text x="154" y="{legend_y + 9}" font-size="11">guaranteed</text>'
+        f'<rect x="{MARGIN}" y="{legend}" width="10" height="10" fill="#4c78a8"/>'
+        f'<text x="{MARGIN + 14}" y="{legend + 9}" font-size="11">capacity</text>'
+        f'<rect x="{MARGIN + 90}" y="{legend}" width="10" height="10" fill="#f58518"/>'
+        f'<text x="{MARGIN + 104}" y="{legend + 9}" font-size="11">guaranteed</text>'
     )
     parts.append("</svg>")
     return "\n".join(parts)
@@ -325,14 +358,15 @@ def render_html(compilation: Compilation) -> str:
         "<h2>GPU capacity and guarantees per tier</h2>",
         chart_svg(f),
     ]
-    for title, header, rows in _tables(f):
+    for title, header, rows, notes in _tables(f):
         body.append(f"<h2>{html.escape(title)}</h2>")
-        if not rows:
+        if rows:
+            head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+            cells = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
+            body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{cells}</tbody></table>")
+        else:
             body.append("<p>None.</p>")
-            continue
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-        cells = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
-        body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{cells}</tbody></table>")
+        body += [f"<p>{html.escape(note)}</p>" for note in notes]
     text = render_text(compilation.report)
     body.append("<h2>Warnings and errors</h2>" + (f"<pre>{html.escape(text)}</pre>" if text else "<p>None.</p>"))
     style = (

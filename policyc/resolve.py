@@ -23,7 +23,37 @@ from policyc.model.types import GPU
 from policyc.noderanges import MAX_NODES, check, expand
 from policyc.parse import Parsed
 
-RESERVED_DOMAINS = ("kubernetes.io", "k8s.io")
+OWNED_DOMAINS = {
+    "kubernetes.io": "Kubernetes (node-feature-discovery's feature.node.kubernetes.io among them)",
+    "k8s.io": "Kubernetes",
+    "x-k8s.io": "Kubernetes SIG projects such as Kueue and Cluster API",
+    "nvidia.com": "NVIDIA's GPU Operator, device plugin and GPU Feature Discovery",
+    "amd.com": "AMD's GPU operator and device plugin",
+    "intel.com": "Intel's device plugins",
+    "habana.ai": "Intel Gaudi's device plugin",
+    "huawei.com": "Huawei Ascend's device plugin",
+    "volcano.sh": "Volcano",
+    "run.ai": "NVIDIA Run:ai and the KAI Scheduler",
+    "kai.scheduler": "the KAI Scheduler",
+    "kubeflow.org": "Kubeflow",
+    "argoproj.io": "Argo CD",
+    "karpenter.sh": "Karpenter",
+}
+"""Label domains other systems own, with who owns them: labels and taints policyc managed under them would be
+mistaken for theirs, and theirs for policyc's (subdomains included)."""
+GPU_OPERATOR_NAMESPACE = "gpu-operator"
+GPU_OPERATOR_AGENTS = (
+    "nvidia-driver-daemonset",
+    "nvidia-container-toolkit-daemonset",
+    "nvidia-device-plugin-daemonset",
+    "gpu-feature-discovery",
+    "nvidia-dcgm-exporter",
+    "nvidia-mig-manager",
+    "nvidia-operator-validator",
+    "gpu-operator-node-feature-discovery-worker",
+)
+"""The GPU Operator's DaemonSets on GPU nodes (its operands, and the node-feature-discovery worker of its chart,
+named after a Helm release called gpu-operator): the node agents of a policy that names none."""
 _DEFAULT_KIND = {
     "volcano": {"training": "VolcanoJob", "inference": "Deployment"},
     "kueue": {"training": "Job", "inference": "Deployment"},
@@ -93,6 +123,7 @@ class _Resolver:
         classes = self.priority_classes()
         tenants = self.tenants({c.name for c in classes})
         workloads = self.workloads({t.name: t for t in tiers}, tenants, classes)
+        agents = self.node_agents(pools)
         sched = spec.scheduler
         scheduler = ir.Scheduler(sched.backend, tuple(sched.actions), sched.queue_plugin, sched.placement,
                                  tuple(sched.plugins))  # fmt: skip
@@ -109,6 +140,7 @@ class _Resolver:
             scheduler=scheduler,
             tenants=tuple(sorted(tenants.values(), key=lambda t: t.name)),
             workloads=tuple(sorted(workloads, key=lambda w: w.name)),
+            node_agents=tuple(sorted(agents, key=lambda a: (a.namespace, a.name))),
             # Totals over the cluster are only trustworthy when no item was left out for an error.
             complete=self.parsed.complete and not any(d.severity is Severity.ERROR for d in self.out),
         )
@@ -153,16 +185,18 @@ class _Resolver:
 
     def check_domain(self) -> None:
         domain = self.spec.domain
-        for reserved in RESERVED_DOMAINS:
-            if domain == reserved or domain.endswith("." + reserved):
+        for owned, owner in OWNED_DOMAINS.items():
+            if domain == owned or domain.endswith("." + owned):
                 self.report(
                     diag(
                         "reserved-domain",
-                        f"domain '{domain}' is reserved by Kubernetes",
+                        f"domain '{domain}' belongs to {owner}: policyc's node labels and taints under it would "
+                        "be mixed up with theirs",
                         ("spec", "domain"),
                         hint="use a DNS name your organisation owns, e.g. ai.example.com",
                     )
                 )
+                return
 
     def unique(self, list_name: str, items: Sequence, what: str) -> list[tuple[int, object]]:
         """Items with a name not seen before (duplicates are reported and skipped)."""
@@ -470,6 +504,41 @@ class _Resolver:
         )
 
     # --- workloads -------------------------------------------------------------------------------------
+
+    def node_agents(self, pools: list[ir.Pool]) -> list[ir.NodeAgent]:
+        every = tuple(sorted(p.name for p in pools))
+        if self.spec.node_agents is None:
+            return [ir.NodeAgent(n, GPU_OPERATOR_NAMESPACE, every, None, ("spec",)) for n in GPU_OPERATOR_AGENTS]
+        out, seen = [], set()
+        for i, a in enumerate(self.spec.node_agents):
+            path = ("spec", "nodeAgents", i)
+            if (a.namespace, a.name) in seen:
+                self.report(
+                    diag(
+                        "duplicate-name",
+                        f"node agent '{a.namespace}/{a.name}' is listed twice",
+                        (*path, "name"),
+                        hint="remove one of them",
+                    )
+                )
+                continue
+            seen.add((a.namespace, a.name))
+            for j, name in enumerate(a.pools or ()):
+                if not self.known("nodePools", name, every):
+                    self.report(
+                        diag(
+                            "unknown-pool",
+                            f"node agent '{a.name}' names unknown pool '{name}'",
+                            (*path, "pools", j),
+                            hint=did_you_mean(name, every),
+                        )
+                    )
+            tolerations = (
+                None if a.tolerations is None else tuple(t.model_dump(exclude_none=True) for t in a.tolerations)
+            )
+            mine = tuple(sorted(set(a.pools) & set(every))) if a.pools else every
+            out.append(ir.NodeAgent(a.name, a.namespace, mine, tolerations, path))
+        return out
 
     def workloads(
         self, tiers: dict[str, ir.Tier], tenants: dict[str, ir.Tenant], classes: list[ir.PriorityClass]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -99,7 +100,23 @@ def scalar(value: Any) -> str:
         return "null"
     if isinstance(value, int):
         return str(value)
+    if isinstance(value, float):
+        return _float(value)
     raise TypeError(f"cannot emit {type(value).__name__} {value!r} as canonical YAML")
+
+
+def _float(value: float) -> str:
+    """The shortest text that reads back as the same float, with a '.' in it: YAML 1.1 readers (Go's yaml.v2,
+    which Volcano and kube components use) take '1e+20' for a string, '1.0e+20' for a float."""
+    if math.isnan(value):
+        return ".nan"
+    if math.isinf(value):
+        return ".inf" if value > 0 else "-.inf"
+    text = repr(value)
+    if "." not in text:
+        mantissa, e, exponent = text.partition("e")
+        text = f"{mantissa}.0{e}{exponent}"
+    return text
 
 
 def _double_quoted(value: str) -> str:

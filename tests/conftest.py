@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -17,6 +18,15 @@ GOLDEN = Path(os.environ.get("POLICYC_GOLDEN", REPO / "golden"))
 def shared_dir() -> Path:
     """`../shared` beside the checkout (CI puts it there), or POLICYC_SHARED."""
     return Path(os.environ.get("POLICYC_SHARED", REPO.parent / "shared"))
+
+
+def missing_shared_data(what: Path) -> NoReturn:
+    """Skip the calling test, saying which shared data is absent; under CI=true fail instead (CI has it beside the
+    checkout, so its absence there is a broken set-up, not a reason to test less)."""
+    reason = f"{what} not found: put shared/ beside the checkout or set POLICYC_SHARED"
+    if os.environ.get("CI") == "true":
+        pytest.fail(reason)
+    pytest.skip(reason)
 
 
 def example_policies() -> list[Path]:

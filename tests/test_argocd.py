@@ -91,7 +91,17 @@ def test_sync_waves_order_namespaces_then_quotas_then_queues(out) -> None:
     for doc in _kustomize_listed(out):
         custom = "." in doc["apiVersion"].split("/")[0] and not doc["apiVersion"].startswith("scheduling.k8s.io")
         options = doc["metadata"]["annotations"].get(SYNC_OPTIONS)
-        assert (options == "SkipDryRunOnMissingResource=true") == custom, doc["kind"]
+        expected = (
+            "SkipDryRunOnMissingResource=true" if custom else "Prune=false" if doc["kind"] == "Namespace" else None
+        )
+        assert options == expected, doc["kind"]
+
+
+def test_removing_a_tenant_never_prunes_its_namespace(out) -> None:
+    """Argo CD deletes what leaves the output when an app prunes; a Namespace takes every job and claim with it."""
+    namespaces = [d for d in _kustomize_listed(out) if d["kind"] == "Namespace"]
+    assert namespaces
+    assert all(d["metadata"]["annotations"][SYNC_OPTIONS] == "Prune=false" for d in namespaces)
 
 
 def test_every_example_starts_with_the_schema_modeline() -> None:

@@ -59,3 +59,30 @@ def test_policy_errors_in_check_mode_exit_1_without_a_diff(tmp_path) -> None:
     bad.write_text((REPO / "policies" / "minimal.yaml").read_text().replace("usage: training", "usage: trainng"))
     result = CliRunner().invoke(main, ["build", str(bad), "-o", str(tmp_path / "out"), "--check"])
     assert result.exit_code == 1 and "PC104" in result.stderr and result.stdout == ""
+
+
+def test_a_priority_class_change_the_api_server_refuses_is_a_located_warning(tmp_path) -> None:
+    """value and preemptionPolicy of a PriorityClass cannot be updated: the sync after the change would fail."""
+    source = (REPO / "policies" / "ai-prod.yaml").read_text()
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["build", str(REPO / "policies" / "ai-prod.yaml"), "-o", str(out)]).exit_code == 0
+    start = source.index("    - name: production-training")
+    changed = source[:start] + source[start:].replace("value: 1000", "value: 1500", 1)
+    changed = changed.replace("preemptionPolicy: Never ", "preemptionPolicy: PreemptLowerPriority ", 1)
+    policy = tmp_path / "ai-prod.yaml"
+    policy.write_text(changed)
+    lines = changed.splitlines()
+    for args in (["--check"], []):
+        result = CliRunner().invoke(main, ["build", str(policy), "-o", str(out), *args])
+        warnings = [line for line in result.stderr.splitlines() if "PC434" in line]
+        value_line = next(i for i, line in enumerate(lines, 1) if i > changed.count("\n", 0, start) and "1500" in line)
+        assert len(warnings) == 2, result.stderr
+        assert any(
+            w.startswith(f"{policy}:{value_line}:")
+            and "priority class 'production-training' changes value from 1000 to 1500" in w
+            for w in warnings
+        ), warnings
+        assert any("changes preemptionPolicy from Never to PreemptLowerPriority" in w for w in warnings), warnings
+    # Once the output holds the new class, there is nothing left to warn about against it.
+    rebuilt = CliRunner().invoke(main, ["build", str(policy), "-o", str(out)])
+    assert "PC434" not in rebuilt.stderr

@@ -537,3 +537,11 @@ def test_kube_scheduler_model_rejects(path: tuple, value) -> None:
 def test_kube_scheduler_profiles_need_unique_names() -> None:
     conf = _with(("profiles",), [_SCHEDULER["profiles"][0]] * 2)
     assert "unique schedulerNames" in " ".join(kube_scheduler_conf.check(conf))
+
+
+def test_volcano_queue_names_are_not_reserved_with_kueue(compile_text) -> None:
+    """Volcano manages its queues 'default' and 'root'; Kueue has no such names (a tenant may be called so)."""
+    kueue = TWO_POOLS.replace("{name: ml, namespaces: [ml]", "{name: default, namespaces: [ml]")
+    assert compile_text(kueue).ok
+    volcano = kueue.replace("scheduler: {backend: kueue}", "scheduler: {backend: volcano}")
+    assert [d.code for d in compile_text(volcano).report.errors] == ["PC408"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,17 +37,27 @@ spec:
       taints: [{key: example.com/dedicated, value: serving, effect: NoExecute}]
 """
 
+FAKE_KUBECTL = Path(__file__).with_name("fake_kubectl.py")
 GFD = {"h100-1": "NVIDIA-H100-80GB", "h100-2": "NVIDIA-H100-80GB-SHARED", "h20-1": "NVIDIA-H20-MIG-1g.12gb"}
+LABELS_RECORD, TAINTS_RECORD = "ai.example.com/policyc.managed-labels", "ai.example.com/policyc.managed-taints"
+
+# The next version of POLICY: h100-2 leaves pool train to become a control-plane node, so it no longer wants
+# the domain labels of train, nor its ai.example.com/node.usage taint.
+POLICY_V2 = POLICY.replace("nodes: [cp-1]", "nodes: [cp-1, h100-2]").replace('"h100-[1-2]"', "h100-1")
+
+
+def compile_script(compile_text, tmp_path: Path, text: str, name: str = "apply.sh") -> Compilation:
+    result = compile_text(text)
+    assert result.ok, [d.message for d in result.report.diagnostics]
+    script = tmp_path / name
+    script.write_bytes(result.files["nodes/apply.sh"].data)
+    script.chmod(0o755)
+    return result
 
 
 @pytest.fixture
 def build(compile_text, tmp_path) -> Compilation:
-    result = compile_text(POLICY)
-    assert result.ok, [d.message for d in result.report.diagnostics]
-    script = tmp_path / "apply.sh"
-    script.write_bytes(result.files["nodes/apply.sh"].data)
-    script.chmod(0o755)
-    return result
+    return compile_script(compile_text, tmp_path, POLICY)
 
 
 class FakeCluster:
@@ -57,11 +68,11 @@ class FakeCluster:
         self.bin = tmp_path / "bin"
         self.bin.mkdir()
         shim = self.bin / "kubectl"
-        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{Path(__file__).with_name("fake_kubectl.py")}" "$@"\n')
+        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_KUBECTL}" "$@"\n')
         shim.chmod(0o755)
         self.script = tmp_path / "apply.sh"
 
-    def run(self, *args: str) -> subprocess.CompletedProcess:
+    def run(self, *args: str, script: Path | None = None) -> subprocess.CompletedProcess:
         self.log.write_text("")
         env = {
             **os.environ,
@@ -70,7 +81,9 @@ class FakeCluster:
             "FAKE_KUBECTL_LOG": str(self.log),
         }
         env.pop("KUBECTL", None)
-        return subprocess.run(["bash", str(self.script), *args], env=env, capture_output=True, text=True, timeout=60)
+        return subprocess.run(
+            ["bash", str(script or self.script), *args], env=env, capture_output=True, text=True, timeout=60
+        )
 
     @property
     def nodes(self) -> dict:
@@ -79,6 +92,10 @@ class FakeCluster:
     @property
     def calls(self) -> list[list[str]]:
         return [json.loads(line) for line in self.log.read_text().splitlines()]
+
+    def patches(self, node: str) -> list[dict]:
+        """The merge patches sent for `node`, parsed."""
+        return [json.loads(c[6]) for c in self.calls if c[:3] == ["patch", "node", node]]
 
 
 def _fresh_nodes(extra: dict | None = None) -> dict:
@@ -104,12 +121,21 @@ def test_script_is_valid_bash(build) -> None:
     subprocess.run(["bash", "-n", "-c", build.files["nodes/apply.sh"].data.decode()], check=True)
 
 
-def test_script_passes_shellcheck(build, tmp_path) -> None:
-    if shutil.which("shellcheck") is None:
+def require(tool: str) -> None:
+    if shutil.which(tool) is None:
         if os.environ.get("CI"):
-            pytest.fail("shellcheck is not installed (.ci/run installs it)")
-        pytest.skip("shellcheck is not installed")
+            pytest.fail(f"{tool} is not installed (.ci/run installs it)")
+        pytest.skip(f"{tool} is not installed")
+
+
+def test_script_passes_shellcheck(build, tmp_path) -> None:
+    require("shellcheck")
     subprocess.run(["shellcheck", "--severity=style", str(tmp_path / "apply.sh")], check=True)
+
+
+def _record(node: dict) -> tuple[str, str]:
+    annotations = node.get("annotations", {})
+    return annotations.get(LABELS_RECORD), annotations.get(TAINTS_RECORD)
 
 
 def test_applies_the_plan_once_per_node_and_is_idempotent(build, tmp_path) -> None:
@@ -123,21 +149,22 @@ def test_applies_the_plan_once_per_node_and_is_idempotent(build, tmp_path) -> No
         assert {(t["key"], t["value"], t["effect"]) for t in node["taints"]} == taints, name
     assert cluster.nodes["h100-1"]["labels"]["kubernetes.io/hostname"] == "h100-1"  # not policyc's: untouched
     assert cluster.nodes["l4-01"]["labels"]["nvidia.com/gpu.memory"] == "24576"  # no GFD: policyc sets it
-    mutating = [c for c in cluster.calls if c[0] in ("label", "taint")]
-    assert sorted(c[:3] for c in mutating if c[0] == "taint") == sorted(["taint", "node", n] for n in expected)
-    assert sorted(c[:3] for c in mutating if c[0] == "label") == sorted(
-        ["label", "node", n] for n in expected if n != "cp-1"
+    assert sorted(c[:3] for c in cluster.calls if c[0] != "get") == sorted(
+        [verb, "node", n] for n in expected for verb in ("patch", "taint")
     )
     state_after_first = cluster.nodes
     second = cluster.run()
     assert second.returncode == 0, second.stderr
     assert cluster.nodes == state_after_first
-    assert not any(arg.endswith("-") for c in cluster.calls for arg in c[4:]), "a second run removes nothing"
+    assert not any(arg.endswith("-") for c in cluster.calls if c[0] == "taint" for arg in c[4:]), "nothing removed"
+    assert not any(None in p["metadata"]["labels"].values() for n in expected for p in cluster.patches(n))
 
 
-def test_removes_stale_policyc_labels_and_taints_only(build, tmp_path) -> None:
+def test_first_run_writes_the_record_and_removes_nothing(build, tmp_path) -> None:
+    """A node without a record: keys under the domain that policyc does not set now stay (perhaps an older
+    policyc set them, perhaps another team); the run records what policyc sets."""
     nodes = _fresh_nodes()
-    nodes["h100-1"]["labels"].update({"ai.example.com/old-team": "x", "example.com/keep": "y"})
+    nodes["h100-1"]["labels"].update({"ai.example.com/old-label": "x", "example.com/keep": "y"})
     nodes["h100-1"]["taints"] = [
         {"key": "ai.example.com/maintenance", "value": "", "effect": "NoExecute"},
         {"key": "example.com/other", "value": "z", "effect": "NoSchedule"},
@@ -146,10 +173,148 @@ def test_removes_stale_policyc_labels_and_taints_only(build, tmp_path) -> None:
     result = cluster.run()
     assert result.returncode == 0, result.stderr
     node = cluster.nodes["h100-1"]
-    assert "ai.example.com/old-team" not in node["labels"]
-    assert node["labels"]["example.com/keep"] == "y"
-    keys = {t["key"] for t in node["taints"]}
-    assert "ai.example.com/maintenance" not in keys and "example.com/other" in keys
+    assert node["labels"]["ai.example.com/old-label"] == "x" and node["labels"]["example.com/keep"] == "y"
+    assert {"ai.example.com/maintenance", "example.com/other"} <= {t["key"] for t in node["taints"]}
+    assert _record(node) == (
+        "ai.example.com/gpu.tier,ai.example.com/node.pool,ai.example.com/node.usage",
+        "ai.example.com/node.usage:NoSchedule",  # not nvidia.com/gpu.product: outside the domain
+    )
+    assert _record(cluster.nodes["cp-1"]) == ("", "ai.example.com/control-plane:NoSchedule")
+    assert not [c for c in cluster.calls if c[0] == "taint" and any(a.endswith("-") for a in c[4:])]
+
+
+def test_removes_what_it_set_and_no_longer_wants_and_nothing_else(compile_text, build, tmp_path) -> None:
+    compile_script(compile_text, tmp_path, POLICY_V2, "apply-v2.sh")
+    cluster = FakeCluster(tmp_path, _fresh_nodes())
+    assert cluster.run().returncode == 0
+    assert "ai.example.com/node.pool" in cluster.nodes["h100-2"]["labels"]
+    state = cluster.nodes  # another team adds its own label and taint under the same domain
+    state["h100-2"]["labels"]["ai.example.com/team-owner"] = "x"
+    state["h100-2"]["taints"].append({"key": "ai.example.com/team-owner", "value": "x", "effect": "NoSchedule"})
+    cluster.state.write_text(json.dumps(state))
+
+    result = cluster.run(script=tmp_path / "apply-v2.sh")
+    assert result.returncode == 0, result.stderr
+    node = cluster.nodes["h100-2"]
+    domain_labels = {k: v for k, v in node["labels"].items() if k.startswith("ai.example.com/")}
+    assert domain_labels == {"ai.example.com/team-owner": "x"}
+    assert {(t["key"], t["effect"]) for t in node["taints"]} == {
+        ("ai.example.com/control-plane", "NoSchedule"),
+        ("ai.example.com/team-owner", "NoSchedule"),
+        ("nvidia.com/gpu.product", "NoSchedule"),  # set by v1 but outside the domain: never removed
+    }
+    assert node["labels"]["nvidia.com/gpu.product"] == "NVIDIA-H100-80GB-SHARED"
+    assert _record(node) == ("", "ai.example.com/control-plane:NoSchedule")
+    assert cluster.nodes["h100-1"] == state["h100-1"], "h100-1 wants what it has"
+
+    again = cluster.run(script=tmp_path / "apply-v2.sh")
+    assert again.returncode == 0, again.stderr
+    assert cluster.nodes == {**state, "h100-2": node}
+
+
+def test_a_recorded_key_already_gone_is_not_removed_again(compile_text, build, tmp_path) -> None:
+    compile_script(compile_text, tmp_path, POLICY_V2, "apply-v2.sh")
+    cluster = FakeCluster(tmp_path, _fresh_nodes())
+    assert cluster.run().returncode == 0
+    state = cluster.nodes  # someone removed them by hand
+    del state["h100-2"]["labels"]["ai.example.com/node.pool"]
+    state["h100-2"]["taints"] = [t for t in state["h100-2"]["taints"] if t["key"] != "ai.example.com/node.usage"]
+    cluster.state.write_text(json.dumps(state))
+    result = cluster.run(script=tmp_path / "apply-v2.sh")
+    assert result.returncode == 0, result.stderr  # the fake kubectl fails on removing a taint that is not there
+    [patch] = cluster.patches("h100-2")
+    assert patch["metadata"]["labels"] == {"ai.example.com/gpu.tier": None, "ai.example.com/node.usage": None}
+
+
+def test_labels_and_record_are_written_in_one_call(compile_text, build, tmp_path) -> None:
+    compile_script(compile_text, tmp_path, POLICY_V2, "apply-v2.sh")
+    cluster = FakeCluster(tmp_path, _fresh_nodes())
+    assert cluster.run().returncode == 0
+    result = cluster.run(script=tmp_path / "apply-v2.sh")
+    assert result.returncode == 0, result.stderr
+    assert {c[0] for c in cluster.calls} == {"get", "taint", "patch"}, "labels are set by the patch only"
+    [patch] = cluster.patches("h100-2")
+    assert patch == {
+        "metadata": {
+            "labels": {
+                "ai.example.com/gpu.tier": None,
+                "ai.example.com/node.pool": None,
+                "ai.example.com/node.usage": None,
+            },
+            "annotations": {LABELS_RECORD: "", TAINTS_RECORD: "ai.example.com/control-plane:NoSchedule"},
+        }
+    }
+    [patch] = cluster.patches("h100-1")
+    assert patch["metadata"]["labels"]["ai.example.com/node.pool"] == "train"
+    assert patch["metadata"]["annotations"][LABELS_RECORD].split(",") == [
+        "ai.example.com/gpu.tier",
+        "ai.example.com/node.pool",
+        "ai.example.com/node.usage",
+    ]
+    [taint] = [c for c in cluster.calls if c[:3] == ["taint", "node", "h100-2"]]
+    assert "ai.example.com/node.usage:NoSchedule-" in taint
+
+
+def test_a_recorded_key_is_escaped_in_the_json(build, tmp_path) -> None:
+    """The API server allows no '"' or '\\' in a label key, but the script escapes them anyway."""
+    odd = 'ai.example.com/a"b\\c'
+    cluster = FakeCluster(tmp_path, _fresh_nodes())
+    assert cluster.run().returncode == 0
+    state = cluster.nodes
+    state["h100-1"]["labels"][odd] = "x"
+    state["h100-1"]["annotations"][LABELS_RECORD] += "," + odd
+    cluster.state.write_text(json.dumps(state))
+    result = cluster.run()
+    assert result.returncode == 0, result.stderr
+    assert odd not in cluster.nodes["h100-1"]["labels"]
+    assert cluster.nodes["h100-1"]["labels"]["ai.example.com/node.pool"] == "train"
+
+
+def kubectl_local(name: str, node: dict, patch: str, output: str) -> str:
+    """What the real kubectl prints for `node` merge-patched with `patch`, offline (`patch --local`)."""
+    obj = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": node["labels"], "annotations": node.get("annotations", {})},
+        "spec": {"taints": node["taints"]},
+    }
+    cmd = ["kubectl", "patch", "--local", "-f", "-", "--type", "merge", "-p", patch, "-o", output]
+    env = {**os.environ, "KUBECONFIG": os.devnull}
+    return subprocess.run(cmd, input=json.dumps(obj), env=env, capture_output=True, text=True, check=True).stdout
+
+
+def test_fake_kubectl_answers_like_kubectl(compile_text, build, tmp_path) -> None:
+    """The fake's answer to the script's go-template, and its merge patch, are the real kubectl's."""
+    require("kubectl")
+    v2 = compile_script(compile_text, tmp_path, POLICY_V2, "apply-v2.sh")
+    cluster = FakeCluster(tmp_path, _fresh_nodes())
+    assert cluster.run().returncode == 0
+    before = cluster.nodes
+    before["h100-2"]["labels"]["ai.example.com/team-owner"] = "x"
+    before["h100-2"]["annotations"]["example.com/note"] = "not a record"
+    cluster.state.write_text(json.dumps(before))
+
+    template = re.search(r"^TEMPLATE='(.*)'$", v2.files["nodes/apply.sh"].data.decode(), re.MULTILINE).group(1)
+    env = {**os.environ, "FAKE_KUBECTL_STATE": str(cluster.state), "FAKE_KUBECTL_LOG": str(cluster.log)}
+    fake = subprocess.run(
+        [sys.executable, str(FAKE_KUBECTL), "get", "nodes", "-o", f"go-template={template}"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    per_node = template.removeprefix("{{range .items}}").removesuffix("{{end}}")
+    real = "".join(kubectl_local(n, node, "{}", f"go-template={per_node}") for n, node in before.items())
+    assert fake == real
+    assert "\tlabels\t" in fake and "\ttaints\t" in fake
+
+    assert cluster.run(script=tmp_path / "apply-v2.sh").returncode == 0
+    for name, node in before.items():
+        [patch] = [c[6] for c in cluster.calls if c[:3] == ["patch", "node", name]]
+        metadata = json.loads(kubectl_local(name, node, patch, "json"))["metadata"]
+        after = cluster.nodes[name]
+        assert metadata["labels"] == after["labels"], name
+        assert metadata.get("annotations", {}) == after.get("annotations", {}), name
 
 
 def test_gpu_mismatch_changes_nothing(build, tmp_path) -> None:
@@ -166,12 +331,18 @@ def test_gpu_mismatch_changes_nothing(build, tmp_path) -> None:
 def test_missing_nodes_are_skipped_with_a_warning(build, tmp_path) -> None:
     nodes = _fresh_nodes()
     del nodes["l4-02"]
-    nodes["old-node"] = {"labels": {"ai.example.com/node.pool": "gone"}, "taints": []}
+    nodes["old-node"] = {
+        "labels": {"ai.example.com/node.pool": "gone"},
+        "taints": [],
+        "annotations": {LABELS_RECORD: "ai.example.com/node.pool"},
+    }
+    nodes["other-team"] = {"labels": {"ai.example.com/team-owner": "x"}, "taints": []}  # no record: not policyc's
     cluster = FakeCluster(tmp_path, nodes)
     result = cluster.run()
     assert result.returncode == 0, result.stderr
-    assert "l4-02" in result.stderr and "old-node" in result.stderr
-    assert cluster.nodes["old-node"]["labels"] == {"ai.example.com/node.pool": "gone"}
+    assert "l4-02" in result.stderr and "old-node" in result.stderr and "other-team" not in result.stderr
+    assert cluster.nodes["old-node"] == nodes["old-node"]
+    assert cluster.nodes["other-team"] == nodes["other-team"]
 
 
 def test_dry_run_changes_nothing(build, tmp_path) -> None:
@@ -181,7 +352,8 @@ def test_dry_run_changes_nothing(build, tmp_path) -> None:
     assert result.returncode == 0, result.stderr
     assert [c[0] for c in cluster.calls] == ["get"]
     assert cluster.nodes == nodes
-    assert "label node h100-1 --overwrite" in result.stdout
+    assert "kubectl taint node h100-1 --overwrite" in result.stdout
+    assert "kubectl patch node h100-1 --type merge -p" in result.stdout
 
 
 def test_usage_error(build, tmp_path) -> None:

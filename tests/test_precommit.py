@@ -1,7 +1,8 @@
 """The pre-commit hooks, run by the real pre-commit against temporary git repositories.
 
-Slow the first time (pre-commit installs policyc into its own environment); the environment is shared by
-the tests of this module.
+The hooks come from a snapshot of this checkout's files as they are on disk, so uncommitted changes are
+tested. Slow the first time (pre-commit installs policyc into its own environment); the environment is
+shared by the tests of this module.
 """
 
 from __future__ import annotations
@@ -13,19 +14,53 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from ruamel.yaml import YAML
 
+from policyc.cli import main
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@example.com"}  # fmt: skip
+GOOD = (REPO / "policies" / "minimal.yaml").read_text()
+BROKEN = GOOD.replace("gpuTier: a100", "gpuTier: a10")
+KYVERNO = """apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: require-team-label
+spec:
+  validationFailureAction: Enforce
+  rules:
+    - name: team-label
+      match: {any: [{resources: {kinds: [Namespace]}}]}
+      validate: {message: a team label is required, pattern: {metadata: {labels: {team: "?*"}}}}
+"""
 
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory) -> dict[str, str]:
     return {**os.environ, **GIT_ENV, "PRE_COMMIT_HOME": str(tmp_path_factory.mktemp("pre-commit-home"))}
+
+
+@pytest.fixture(scope="module")
+def hooks_repo(tmp_path_factory, env) -> str:
+    """A one-commit repository of this checkout's files as they are on disk, ignored files aside.
+
+    Unlike `try-repo`, it takes untracked files too: new modules not yet added would break the install.
+    """
+    snapshot = tmp_path_factory.mktemp("policyc-snapshot")
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+                            capture_output=True, check=True).stdout  # fmt: skip
+    for rel in filter(None, listed.decode().split("\0")):
+        if (REPO / rel).is_file():
+            (snapshot / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / rel, snapshot / rel)
+    _git(snapshot, "init", "-q", env=env)
+    _git(snapshot, "add", "-A", env=env)
+    _git(snapshot, "commit", "-qm", "snapshot", env=env)
+    return str(snapshot)
 
 
 def _git(repo: Path, *args: str, env: dict) -> None:
@@ -56,34 +91,93 @@ def test_hooks_file_settings() -> None:
     assert hooks["policyc-check"]["entry"] == "policyc build --check"
 
 
-def test_validate_hook_passes_a_good_policy_and_catches_a_broken_one(tmp_path, env) -> None:
-    good = (REPO / "policies" / "minimal.yaml").read_text()
-    repo = _repo(tmp_path, env, {"policies/good.yaml": good})
-    result = _pre_commit(repo, env, "try-repo", str(REPO), "policyc-validate", "--all-files")
+def test_validate_hook_passes_a_good_policy_and_catches_a_broken_one(tmp_path, env, hooks_repo) -> None:
+    repo = _repo(tmp_path, env, {"policies/good.yaml": GOOD})
+    result = _pre_commit(repo, env, "try-repo", hooks_repo, "policyc-validate", "--all-files")
     assert result.returncode == 0, result.stdout + result.stderr
-    (repo / "policies" / "bad.yaml").write_text(good.replace("gpuTier: a100", "gpuTier: a10"))
+    (repo / "policies" / "bad.yaml").write_text(BROKEN)
     _git(repo, "add", "-A", env=env)
-    result = _pre_commit(repo, env, "try-repo", str(REPO), "policyc-validate", "--all-files")
+    result = _pre_commit(repo, env, "try-repo", hooks_repo, "policyc-validate", "--all-files")
     assert result.returncode == 1
     assert (
         "policies/bad.yaml:" in result.stdout and "PC302" in result.stdout and "did you mean 'a100'?" in result.stdout
     )
 
 
-def test_check_hook_catches_a_policy_edit_without_regenerating(tmp_path, env) -> None:
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True)
-    if head.returncode != 0:
-        pytest.skip("the checkout has no commit to install the hook from")
-    policy = (REPO / "policies" / "minimal.yaml").read_text()
-    config = (f"repos:\n- repo: {REPO}\n  rev: {head.stdout.strip()}\n  hooks:\n  - id: policyc-check\n"
+def test_validate_hook_picks_policies_by_content_not_by_path(tmp_path, env, hooks_repo) -> None:
+    files = {"policies/require-team-label.yaml": KYVERNO, "infra/gpu.yaml": GOOD,
+             "charts/values.yaml": "replicas: {{ .Values.replicas }}\n"}  # fmt: skip
+    repo = _repo(tmp_path, env, files)
+    result = _pre_commit(repo, env, "try-repo", hooks_repo, "policyc-validate", "--all-files")
+    assert result.returncode == 0, result.stdout + result.stderr
+    (repo / "infra" / "gpu.yaml").write_text(BROKEN)
+    _git(repo, "add", "-A", env=env)
+    result = _pre_commit(repo, env, "try-repo", hooks_repo, "policyc-validate", "--all-files")
+    assert result.returncode == 1
+    assert "infra/gpu.yaml:" in result.stdout and "PC302" in result.stdout
+    assert "require-team-label" not in result.stdout and "values.yaml" not in result.stdout
+
+
+def _check_repo(tmp_path: Path, env: dict, hooks_repo: str) -> Path:
+    """A repository with the minimal policy, its build in manifests/ and the policyc-check hook, committed.
+
+    The snapshot builds the manifests: the checkout itself may change meanwhile (others edit it).
+    """
+    rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=hooks_repo, capture_output=True, text=True).stdout
+    config = (f"repos:\n- repo: {hooks_repo}\n  rev: {rev.strip()}\n  hooks:\n  - id: policyc-check\n"
               "    args: [policies/minimal.yaml, -o, manifests]\n")  # fmt: skip
-    repo = _repo(tmp_path, env, {"policies/minimal.yaml": policy, ".pre-commit-config.yaml": config})
+    repo = _repo(tmp_path, env, {"policies/minimal.yaml": GOOD, ".pre-commit-config.yaml": config})
     subprocess.run([sys.executable, "-m", "policyc", "build", "policies/minimal.yaml", "-o", "manifests"], cwd=repo,
-                   check=True, capture_output=True)  # fmt: skip
+                   env={**env, "PYTHONPATH": hooks_repo}, check=True, capture_output=True)  # fmt: skip
     _git(repo, "add", "-A", env=env)
     _git(repo, "commit", "-qm", "manifests", env=env)
     assert _pre_commit(repo, env, "run", "--all-files").returncode == 0
-    (repo / "policies" / "minimal.yaml").write_text(policy.replace("gpus: 8\n", "gpus: 4\n"))
+    return repo
+
+
+def test_check_hook_catches_a_policy_edit_without_regenerating(tmp_path, env, hooks_repo) -> None:
+    repo = _check_repo(tmp_path, env, hooks_repo)
+    (repo / "policies" / "minimal.yaml").write_text(GOOD.replace("gpus: 8\n", "gpus: 4\n"))
     result = _pre_commit(repo, env, "run", "--all-files")
     assert result.returncode == 1
     assert "--- a/templates/train-job.yaml" in result.stdout
+
+
+def test_check_hook_runs_when_only_the_output_changes(tmp_path, env, hooks_repo) -> None:
+    repo = _check_repo(tmp_path, env, hooks_repo)
+    job = repo / "manifests" / "templates" / "train-job.yaml"
+    built = job.read_text()
+    job.write_text(built.replace("minAvailable: 1\n", "minAvailable: 2\n"))
+    _git(repo, "add", "manifests", env=env)
+    result = _pre_commit(repo, env, "run")  # the staged files only: the hand edit, not the policy
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "--- a/templates/train-job.yaml" in result.stdout and "-  minAvailable: 2" in result.stdout
+    job.write_text(built)
+    _git(repo, "add", "manifests", env=env)
+    _git(repo, "rm", "-q", "manifests/tenants/ml.yaml", env=env)  # a deletion alone stages no file to check
+    result = _pre_commit(repo, env, "run")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "missing in manifests (the build would add them):\n  tenants/ml.yaml" in result.stdout
+
+
+def test_validate_only_policies_skips_other_files_by_content(tmp_path) -> None:
+    files = {
+        "kyverno.yaml": KYVERNO.encode(),
+        "values.yaml": b"replicas: {{ .Values.replicas }}\n",  # not YAML, and no policyc.io apiVersion
+        "binary.yaml": bytes(range(256)) * 64,  # neither UTF-8 nor text
+        "plan.json": b'{"apiVersion": "policyc.io/v1alpha1", "kind": "NodePlan"}',  # policyc's, not a policy
+        "nested.yaml": b"kind: ConfigMap\ndata:\n  policy:\n    apiVersion: policyc.io/v1alpha1\n",
+        "good.yaml": GOOD.encode(),
+    }
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    paths = [str(tmp_path / name) for name in files]
+    result = CliRunner().invoke(main, ["validate", "--only-policies", *paths])
+    assert result.exit_code == 0 and result.stderr == "", result.output
+    assert CliRunner().invoke(main, ["validate", str(tmp_path / "kyverno.yaml")]).exit_code == 1, "no flag: all"
+    broken = tmp_path / "broken.yaml"
+    broken.write_text('{"apiVersion": "policyc.io/v1alpha1", "kind": "ClusterPolicy", "spec": [}\n')
+    result = CliRunner().invoke(main, ["validate", "--only-policies", *paths, str(broken)])
+    assert result.exit_code == 1
+    assert "broken.yaml:1:" in result.stderr and "error PC002" in result.stderr
+    assert not any(name in result.stderr for name in files), "only broken.yaml is reported"

@@ -1,8 +1,9 @@
 """Property-based tests: generated valid policies always compile, and generated mistakes always get located errors.
 
 A valid policy has pools of training, inference and hybrid usage over a few GPU tiers and products, tenants
-with namespaces, queues and quotas within capacity, priority classes (at most one the global default) and
-workloads of every kind whose tier has a pool of their usage or a hybrid one. Each must compile without
+with namespaces, queues and quotas within capacity, priority classes (at most one the global default),
+workloads of every kind the backend takes whose tier has a pool of their usage or a hybrid one, and either the
+Volcano backend (with plugin settings, float arguments among them) or Kueue. Each must compile without
 errors (verification against the API schemas and the placement proof are part of compiling), every
 emitted YAML file must read back (with ruamel.yaml) as the objects it was built from, and compiling twice
 must give the same bytes. Each mutation of a valid policy (a required key dropped, a value of the wrong
@@ -41,7 +42,13 @@ PROFILE = settings.get_profile(os.environ.get("POLICYC_HYPOTHESIS_PROFILE", "ci"
 PRODUCTS = ["NVIDIA-H100-80GB", "NVIDIA-H20", "NVIDIA-A100-SXM4-40GB", "NVIDIA-L4", "Tesla-T4", "NVIDIA-A40"]
 TIER_NAMES = ["high-performance", "inference", "general", "legacy"]
 USAGES = ["training", "inference", "hybrid"]
-KINDS = ["VolcanoJob", "Deployment", "PyTorchJob"]
+KINDS = {"volcano": ["VolcanoJob", "Deployment", "PyTorchJob"], "kueue": ["Job", "Deployment", "PyTorchJob"]}
+PLUGIN_SETTINGS = [  # (plugin, argument, values Volcano accepts for it)
+    ("overcommit", "overcommit-factor", st.floats(1.0, 10.0, allow_nan=False)),
+    ("network-topology-aware", "hypernode.binpack.normal-pod.fading", st.floats(0.0, 1e6, allow_nan=False)),
+    ("binpack", "binpack.weight", st.integers(0, 100)),
+    ("nodeorder", "leastrequested.weight", st.integers(0, 100)),
+]
 DNS_LABEL = st.from_regex(r"[a-z]([a-z0-9-]{0,10}[a-z0-9])?", fullmatch=True)
 FREE_TEXT = st.text(st.characters(blacklist_categories=["Cs"]), max_size=40)  # any character, control ones too
 
@@ -51,6 +58,7 @@ FREE_TEXT = st.text(st.characters(blacklist_categories=["Cs"]), max_size=40)  # 
 
 @st.composite
 def valid_policies(draw) -> dict:
+    backend = draw(st.sampled_from(["volcano", "kueue"]))
     tier_count = draw(st.integers(1, 3))
     tier_names = draw(st.lists(st.sampled_from(TIER_NAMES), min_size=tier_count, max_size=tier_count, unique=True))
     products = draw(st.permutations(PRODUCTS))
@@ -128,14 +136,14 @@ def valid_policies(draw) -> dict:
             "tenant": draw(st.sampled_from(tenant_names)),
             "gpuTier": tier,
             "gpus": gpus,
-            "kind": draw(st.sampled_from(KINDS)),
+            "kind": draw(st.sampled_from(KINDS[backend])),
         }
         room = sum(_gpus(p) // p["gpu"]["count"] * (p["gpu"]["count"] // gpus) for p in matching)  # pods that fit
         if draw(st.booleans()):
             workload["replicas"] = draw(st.integers(1, min(8, room)))
         if class_names and draw(st.booleans()):
             workload["priorityClass"] = draw(st.sampled_from(class_names))
-        if draw(st.booleans()):
+        if backend == "volcano" and draw(st.booleans()):  # Kueue would admit it to any flavor of its queue
             workload["placement"] = "preferred"
         workloads.append(workload)
 
@@ -157,12 +165,40 @@ def valid_policies(draw) -> dict:
     }
     if draw(st.booleans()):
         spec["controlPlane"] = {"nodes": ["cp-[1-3]"]}
+    scheduler: dict = {"backend": backend}
     if draw(st.booleans()):
-        spec["scheduler"] = {"placement": draw(st.sampled_from(["binpack", "spread"]))}
+        scheduler["placement"] = draw(st.sampled_from(["binpack", "spread"]))
+    if backend == "volcano":
+        settings_ = draw(st.lists(st.sampled_from(PLUGIN_SETTINGS), max_size=3, unique_by=lambda p: p[0]))
+        scheduler["plugins"] = [{"name": name, "arguments": {arg: draw(values)}} for name, arg, values in settings_]
+    spec["scheduler"] = scheduler
     metadata = {"name": draw(DNS_LABEL)}
     if draw(st.booleans()):
         metadata["description"] = draw(FREE_TEXT)
     return {"apiVersion": "policyc.io/v1alpha1", "kind": "ClusterPolicy", "metadata": metadata, "spec": spec}
+
+
+ANY_ARGUMENT = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=10), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@settings(PROFILE)
+@given(valid_policies(), st.sampled_from(["overcommit", "binpack", "nodeorder", "gang", "no-such-plugin"]),
+       st.dictionaries(st.text(max_size=30), ANY_ARGUMENT, max_size=3))  # fmt: skip
+def test_any_plugin_arguments_build_or_get_located_errors(policy, plugin, arguments) -> None:
+    """Floats (inf and nan too), strings, lists and maps as plugin arguments: never an exception."""
+    policy["spec"]["scheduler"] = {"backend": "volcano", "plugins": [{"name": plugin, "arguments": arguments}]}
+    policy["spec"]["workloads"] = [w for w in policy["spec"]["workloads"] if w["kind"] != "Job"]
+    text = dump(policy)
+    result = compile_text(text)
+    lines = len(text.splitlines()) + 1  # YAML breaks lines at NEL and U+2028 too, as splitlines does
+    assert result.ok or result.report.errors
+    for d in result.report.diagnostics:
+        assert d.line is not None and 1 <= d.line <= lines, d
+    assert bool(result.files) == result.ok
 
 
 def _gpus_per_node(pool: dict) -> int:
@@ -333,7 +369,7 @@ def test_mutated_policies_get_located_errors_and_never_raise(mutated) -> None:
     text = dump(policy)
     result = compile_text(text)
     assert result.report.errors, f"{mutation}: no error for\n{text}"
-    lines = text.count("\n") + 1
+    lines = len(text.splitlines()) + 1  # YAML breaks lines at NEL and U+2028 too, as splitlines does
     for d in result.report.diagnostics:
         assert d.line is not None and d.column is not None, d
         assert 1 <= d.line <= lines and d.column >= 1, d

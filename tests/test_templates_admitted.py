@@ -27,6 +27,11 @@ def _documents(data: bytes) -> list[dict]:
     return [d for d in YAML(typ="safe").load_all(io.BytesIO(data)) if d]
 
 
+def _objects_file(path: str) -> bool:
+    """A file of Kubernetes objects (not the node layer's scripts and data under nodes/)."""
+    return path.endswith(".yaml") and not path.startswith("nodes/")
+
+
 def _output(policy: Path) -> dict[str, bytes]:
     result = compile_file(policy, policy.name)
     assert result.ok, [d.message for d in result.report.diagnostics]
@@ -59,7 +64,7 @@ def _nodes(plan: dict) -> list[dict]:
 
 def _check(files: dict[str, bytes]) -> int:
     """Admit and place every template's pods; the number of pods admitted."""
-    objects = [o for path, data in files.items() if path.endswith(".yaml") for o in _documents(data)]
+    objects = [o for path, data in files.items() if _objects_file(path) for o in _documents(data)]
     classes = [o for o in objects if o["kind"] == "PriorityClass"]
     by_namespace: dict[str, list[dict]] = {}
     for o in objects:
@@ -115,7 +120,7 @@ def test_a_template_without_cpu_and_memory_is_refused_where_the_quota_constrains
 
 
 def _namespace_objects(files: dict[str, bytes], namespace: str) -> tuple[list[dict], list[dict], list[dict]]:
-    objects = [o for path, data in files.items() if path.endswith(".yaml") for o in _documents(data)]
+    objects = [o for path, data in files.items() if _objects_file(path) for o in _documents(data)]
     mine = [o for o in objects if (o.get("metadata") or {}).get("namespace") == namespace]
     return (
         [o for o in mine if o["kind"] == "LimitRange"],

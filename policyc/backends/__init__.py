@@ -9,7 +9,7 @@ its queue; adding a scheduler is one module and one entry in `SCHEDULERS`.
 from __future__ import annotations
 
 from policyc.artifacts import Artifact
-from policyc.backends import argocd, kubernetes, kueue, nodes, volcano, workloads
+from policyc.backends import argocd, kubernetes, kueue, node_agents, nodes, volcano, workloads
 from policyc.ir import Cluster
 
 SCHEDULERS = {volcano.NAME: volcano, kueue.NAME: kueue}
@@ -22,6 +22,7 @@ def emit(cluster: Cluster) -> list[Artifact]:
         *kubernetes.emit(cluster),
         *scheduler.emit(cluster),
         *nodes.emit(cluster),
+        *node_agents.emit(cluster),
         *workloads.emit(cluster, scheduler.binding),
     ]
     return sorted(argocd.finalize(artifacts), key=lambda a: a.path)

@@ -2,7 +2,9 @@
 
 Waves order creation: namespaces and priority classes first, then what lives in namespaces or
 configures a controller, then the scheduler's queues. Custom resources carry
-``SkipDryRunOnMissingResource=true`` so that a first sync does not fail before their CRDs exist.
+``SkipDryRunOnMissingResource=true`` so that a first sync does not fail before their CRDs exist. Namespaces carry
+``Prune=false``: a tenant deleted from the policy must not take its namespace, and every job and volume claim in
+it, with it when an application prunes (the README says how to retire a tenant).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ WAVES = {
     "LocalQueue": 4,
 }
 """Kueue's queues come after the flavors and cohorts they name, and LocalQueues after their ClusterQueue."""
+NEVER_PRUNED = frozenset({"Namespace"})
+"""Kinds Argo CD must leave in place when they leave the output: deleting one deletes everything in it."""
 
 
 def _annotate(m: Manifest) -> Manifest:
@@ -36,6 +40,8 @@ def _annotate(m: Manifest) -> Manifest:
     annotations = {**obj["metadata"].get("annotations", {}), SYNC_WAVE: str(WAVES[obj["kind"]])}
     if crd_schema(obj["apiVersion"], obj["kind"]) is not None:
         annotations[SYNC_OPTIONS] = "SkipDryRunOnMissingResource=true"
+    elif obj["kind"] in NEVER_PRUNED:
+        annotations[SYNC_OPTIONS] = "Prune=false"
     return Manifest({**obj, "metadata": {**obj["metadata"], "annotations": dict(sorted(annotations.items()))}},
                     m.sources)  # fmt: skip
 

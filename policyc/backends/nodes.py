@@ -3,6 +3,15 @@
 The script is the only generated shell. Every value written into it is a node name, pool name, label
 or taint that the compiler has already checked against Kubernetes' syntax rules; `_quote` checks
 again that it holds nothing but the characters those rules allow, then single-quotes it.
+
+Other teams may put labels and taints under the same `<domain>/`, so the script removes only what it set
+itself. It records that on each node in two annotations, `<domain>/policyc.managed-labels` (label keys) and
+`<domain>/policyc.managed-taints` (taints as key:effect), each a comma-separated list of the keys under
+`<domain>/` it sets there; keys outside the domain are set but never recorded or removed. A label or taint
+is removed when it is in the record, under the domain, on the node, and no longer wanted; a node without a
+record loses nothing. The labels and the record are written by one `kubectl patch --type merge`, so they
+never disagree; taints go through `kubectl taint` (a merge patch would replace the whole list), before the
+patch, so that a failed patch leaves at most a record of taints already gone.
 """
 
 from __future__ import annotations
@@ -15,6 +24,10 @@ from policyc.ir import GFD_PRODUCT, Cluster
 
 CONTROL_PLANE = "@control-plane"
 """Pool key of the control-plane nodes in the script (not a valid pool name, so it cannot collide)."""
+
+MANAGED_LABELS = "policyc.managed-labels"
+MANAGED_TAINTS = "policyc.managed-taints"
+"""Names (under `<domain>/`) of the annotations recording what the script manages on a node."""
 
 _SHELL_SAFE = re.compile(r"[A-Za-z0-9@._/=:-]*")
 
@@ -36,6 +49,18 @@ def _quote_words(words: list[str], *, padded: bool = False) -> str:
         _quote(word)
     text = " ".join(words)
     return f"' {text} '" if padded else f"'{text}'"
+
+
+def _quote_json_members(members: dict[str, str | list[str]]) -> str:
+    """The members of a JSON object, `"key":"value",...`, single-quoted. Every key, value and list item is
+    checked like `_quote`; a list becomes one comma-separated string."""
+    body = []
+    for key, value in members.items():
+        items = value if isinstance(value, list) else [value]
+        for word in (key, *items):
+            _quote(word)
+        body.append(f"{json.dumps(key)}:{json.dumps(','.join(items))}")
+    return "'" + ",".join(body) + "'"
 
 
 def plan(cluster: Cluster) -> dict:
@@ -81,15 +106,24 @@ def _assoc(name: str, entries: dict[str, str]) -> str:
 
 
 def script(cluster: Cluster) -> str:
+    domain = cluster.keys.domain + "/"
+    managed_labels, managed_taints = domain + MANAGED_LABELS, domain + MANAGED_TAINTS
     groups = [(p.name, p.labels, p.taints, p.product if p.gfd else None, p.nodes) for p in cluster.pools]
     if cluster.control_plane_nodes:
         groups.append((CONTROL_PLANE, {}, (cluster.control_plane_taint,), None, cluster.control_plane_nodes))
-    labels, label_keys, taints, taint_ids, products, nodes = {}, {}, {}, {}, {}, []
+    labels, label_keys, taints, taint_ids, records, products, nodes = {}, {}, {}, {}, {}, {}, []
     for name, pool_labels, pool_taints, product, pool_nodes in groups:
-        labels[name] = _quote_words([f"{k}={v}" for k, v in pool_labels.items()])
+        ids = [f"{t.key}:{t.effect}" for t in pool_taints]
+        labels[name] = _quote_json_members(pool_labels)
         label_keys[name] = _quote_words(list(pool_labels), padded=True)
         taints[name] = _quote_words([str(t) for t in pool_taints])
-        taint_ids[name] = _quote_words([f"{t.key}:{t.effect}" for t in pool_taints], padded=True)
+        taint_ids[name] = _quote_words(ids, padded=True)
+        records[name] = _quote_json_members(
+            {
+                managed_labels: [k for k in pool_labels if k.startswith(domain)],
+                managed_taints: [i for i in ids if i.startswith(domain)],
+            }
+        )
         if product:
             products[name] = _quote(product)
         nodes.extend(f"{_quote(n)[1:-1]} {_quote(name)[1:-1]}" for n in pool_nodes)
@@ -97,33 +131,47 @@ def script(cluster: Cluster) -> str:
         policy=cluster.name,
         source=cluster.source,
         domain=cluster.keys.domain,
-        domain_q=_quote(cluster.keys.domain + "/"),
+        domain_q=_quote(domain),
+        managed_labels=managed_labels,
+        managed_taints=managed_taints,
         gfd_product=GFD_PRODUCT,
         labels=_assoc("LABELS", labels),
         label_keys=_assoc("LABEL_KEYS", label_keys),
         taints=_assoc("TAINTS", taints),
         taint_ids=_assoc("TAINT_IDS", taint_ids),
+        records=_assoc("RECORD", records),
         products=_assoc("GPU_PRODUCT", products),
-        go_template=_GO_TEMPLATE,
+        go_template=_go_template(_quote(managed_labels)[1:-1], _quote(managed_taints)[1:-1]),
         nodes="\n".join(nodes),
         count=len(nodes),
     )
 
 
-# kubectl go-template printing the current state as tab-separated lines: N node / L node key value /
-# T node key effect.
-_GO_TEMPLATE = (
-    '{{range .items}}N{{"\\t"}}{{.metadata.name}}{{"\\n"}}{{$n := .metadata.name}}'
-    '{{range $k, $v := .metadata.labels}}L{{"\\t"}}{{$n}}{{"\\t"}}{{$k}}{{"\\t"}}{{$v}}{{"\\n"}}{{end}}'
-    '{{range .spec.taints}}T{{"\\t"}}{{$n}}{{"\\t"}}{{.key}}{{"\\t"}}{{.effect}}{{"\\n"}}{{end}}{{end}}'
-)
+def _go_template(managed_labels: str, managed_taints: str) -> str:
+    """kubectl go-template printing the current state as tab-separated lines: N node / L node key value /
+    T node key effect / R node labels|taints record (only a non-empty record: `with` skips "")."""
+    record = '{{with index . "%s"}}R{{"\\t"}}{{$n}}{{"\\t"}}%s{{"\\t"}}{{.}}{{"\\n"}}{{end}}'
+    return (
+        '{{range .items}}N{{"\\t"}}{{.metadata.name}}{{"\\n"}}{{$n := .metadata.name}}'
+        '{{range $k, $v := .metadata.labels}}L{{"\\t"}}{{$n}}{{"\\t"}}{{$k}}{{"\\t"}}{{$v}}{{"\\n"}}{{end}}'
+        '{{range .spec.taints}}T{{"\\t"}}{{$n}}{{"\\t"}}{{.key}}{{"\\t"}}{{.effect}}{{"\\n"}}{{end}}'
+        "{{with .metadata.annotations}}"
+        + record % (managed_labels, "labels")
+        + record % (managed_taints, "taints")
+        + "{{end}}{{end}}"
+    )
+
 
 _TEMPLATE = r"""#!/usr/bin/env bash
 # Generated by policyc from policy '{policy}' ({source}); do not edit.
 #
-# Labels and taints the {count} node(s) of the policy: one `kubectl label --overwrite` and one
-# `kubectl taint --overwrite` per node, so running it again changes nothing. Labels and taints under
-# '{domain}/' that the policy no longer wants on a node are removed. Where GPU Feature Discovery
+# Labels and taints the {count} node(s) of the policy: one `kubectl taint --overwrite` and one
+# `kubectl patch --type merge` (labels and record) per node, so running it again changes nothing.
+# Two annotations record the labels and taints under '{domain}/' this script set on a node:
+#   {managed_labels}
+#   {managed_taints}
+# Those the policy no longer wants are removed, and nothing else: not labels or taints others put
+# under '{domain}/', nor anything on a node without a record yet. Where GPU Feature Discovery
 # runs, each node's {gfd_product} label must name its pool's GPU, or nothing is changed.
 #
 # Usage: apply.sh [--dry-run]    KUBECTL names the kubectl to run (default: kubectl).
@@ -151,12 +199,14 @@ case "${{1-}}" in
   ;;
 esac
 
-# Per pool: the labels and taints to set, the label keys and taint identities (key:effect) wanted,
-# and the GPU product to check where GPU Feature Discovery owns the product label.
+# Per pool: the labels to set (as JSON object members), the label keys wanted, the taints to set, the
+# taint identities (key:effect) wanted, the record annotations (JSON members), and the GPU product to
+# check where GPU Feature Discovery owns the product label.
 {labels}
 {label_keys}
 {taints}
 {taint_ids}
+{records}
 {products}
 
 # Every node of the policy and its pool.
@@ -175,21 +225,40 @@ run() {{
   fi
 }}
 
-# What the cluster has now: a line per node (N), label (L) and taint (T).
+# stale KEY WANTED HAVE: KEY (from the node's record) is under the domain, on the node and not wanted.
+stale() {{
+  [[ $1 == "$DOMAIN"* && $3 == *" $1 "* && $2 != *" $1 "* ]]
+}}
+
+# $1 as a JSON string (label keys cannot hold '"' or '\', but escape them anyway).
+json_string() {{
+  local bs=\\ q=\" s=$1
+  s=${{s//"$bs"/"$bs$bs"}}
+  s=${{s//"$q"/"$bs$q"}}
+  printf '"%s"' "$s"
+}}
+
+# What the cluster has now: a line per node (N), label (L), taint (T) and non-empty record (R).
 # shellcheck disable=SC2016 # $n, $k and $v are go-template variables, not shell ones
 TEMPLATE='{go_template}'
 state=$("$KUBECTL" get nodes -o "go-template=$TEMPLATE")
 
-declare -A EXISTS=() OWNED_LABELS=() OWNED_TAINTS=() HAS_PRODUCT=() IN_POLICY=()
+declare -A EXISTS=() DOMAIN_LABELS=() DOMAIN_TAINTS=() RECORDED_LABELS=() RECORDED_TAINTS=()
+declare -A HAS_PRODUCT=() IN_POLICY=()
+recorded_nodes=()
 while IFS=$'\t' read -r kind node key rest; do
   case $kind in
   N) EXISTS[$node]=1 ;;
   L)
-    if [[ $key == "$DOMAIN"* ]]; then OWNED_LABELS[$node]+="$key "; fi
+    if [[ $key == "$DOMAIN"* ]]; then DOMAIN_LABELS[$node]+=" $key "; fi
     if [[ $key == {gfd_product} ]]; then HAS_PRODUCT[$node]=$rest; fi
     ;;
   T)
-    if [[ $key == "$DOMAIN"* ]]; then OWNED_TAINTS[$node]+="$key:$rest "; fi
+    if [[ $key == "$DOMAIN"* ]]; then DOMAIN_TAINTS[$node]+=" $key:$rest "; fi
+    ;;
+  R)
+    if [[ $key == labels ]]; then RECORDED_LABELS[$node]=$rest; else RECORDED_TAINTS[$node]=$rest; fi
+    recorded_nodes+=("$node")
     ;;
   esac
 done <<<"$state"
@@ -225,24 +294,29 @@ fi
 applied=0
 while read -r node pool; do
   if [[ -z ${{EXISTS[$node]-}} ]]; then continue; fi
-  read -r -a labels <<<"${{LABELS[$pool]}}"
+  # Taints first: should the patch then fail, the old record lists at most taints already removed.
   read -r -a taints <<<"${{TAINTS[$pool]}}"
-  read -r -a owned <<<"${{OWNED_LABELS[$node]-}}"
-  for key in "${{owned[@]+"${{owned[@]}}"}}"; do
-    if [[ ${{LABEL_KEYS[$pool]}} != *" $key "* ]]; then labels+=("$key-"); fi
+  IFS=, read -r -a recorded <<<"${{RECORDED_TAINTS[$node]-}}"
+  for id in "${{recorded[@]+"${{recorded[@]}}"}}"; do
+    if stale "$id" "${{TAINT_IDS[$pool]}}" "${{DOMAIN_TAINTS[$node]-}}"; then taints+=("$id-"); fi
   done
-  read -r -a owned <<<"${{OWNED_TAINTS[$node]-}}"
-  for id in "${{owned[@]+"${{owned[@]}}"}}"; do
-    if [[ ${{TAINT_IDS[$pool]}} != *" $id "* ]]; then taints+=("$id-"); fi
-  done
-  if ((${{#labels[@]}} > 0)); then run label node "$node" --overwrite "${{labels[@]}}"; fi
   if ((${{#taints[@]}} > 0)); then run taint node "$node" --overwrite "${{taints[@]}}"; fi
+  # Labels and the new record in one call: a null member deletes a label.
+  labels=${{LABELS[$pool]}}
+  IFS=, read -r -a recorded <<<"${{RECORDED_LABELS[$node]-}}"
+  for key in "${{recorded[@]+"${{recorded[@]}}"}}"; do
+    if stale "$key" "${{LABEL_KEYS[$pool]}}" "${{DOMAIN_LABELS[$node]-}}"; then
+      labels+="${{labels:+,}}$(json_string "$key"):null"
+    fi
+  done
+  printf -v patch '{{"metadata":{{"labels":{{%s}},"annotations":{{%s}}}}}}' "$labels" "${{RECORD[$pool]}}"
+  run patch node "$node" --type merge -p "$patch"
   applied=$((applied + 1))
 done <<<"$NODES"
 
-for node in "${{!OWNED_LABELS[@]}}" "${{!OWNED_TAINTS[@]}}"; do
+for node in "${{recorded_nodes[@]+"${{recorded_nodes[@]}}"}}"; do
   if [[ -z ${{IN_POLICY[$node]-}} ]]; then
-    echo "apply.sh: warning: node $node carries labels or taints under $DOMAIN but is in no pool of the policy" >&2
+    echo "apply.sh: warning: node $node carries labels or taints set by policyc but is in no pool of the policy" >&2
   fi
 done | sort -u >&2
 

@@ -7,8 +7,10 @@ from collections.abc import Callable, Iterable
 
 from policyc.checks import (
     capacity,
+    devices,
     kueue,
     limits,
+    namespaces,
     priorities,
     queue_tree,
     queues,
@@ -22,6 +24,8 @@ from policyc.ir import Cluster
 Check = Callable[[Cluster], Iterable[Diagnostic]]
 
 CHECKS: tuple[Check, ...] = (
+    devices.check,
+    namespaces.check,
     priorities.check,
     queues.check,
     limits.check,
@@ -31,7 +35,7 @@ CHECKS: tuple[Check, ...] = (
 )
 
 BACKEND_CHECKS: dict[str, tuple[Check, ...]] = {
-    "volcano": (queue_tree.check, volcano_scheduler.check),
+    "volcano": (queues.volcano_names, queue_tree.check, volcano_scheduler.check),
     "kueue": (kueue.check,),
 }
 """Checks of what one scheduler backend accepts, run only when the policy compiles for it."""

@@ -1,4 +1,6 @@
-"""Quantities that must be whole numbers, and LimitRange bounds that must nest (min <= request <= limit <= max)."""
+"""Quantities that must be whole numbers (GPUs and other extended resources, object counts), byte amounts with a
+fraction of a byte (a warning: `512m` of memory is half a byte, surely meant as 512Mi), and LimitRange bounds that
+must nest (min <= request <= limit <= max)."""
 
 from __future__ import annotations
 
@@ -7,14 +9,20 @@ from collections.abc import Iterator
 from decimal import Decimal
 
 from policyc.diagnostics import Diagnostic, Path, diag, where
-from policyc.ir import Cluster, Resources
+from policyc.ir import Cluster, LimitRange, Resources
 from policyc.k8s.objects import QUOTA_OBJECT_COUNTS
 from policyc.k8s.quantity import Quantity
+
+BYTE_RESOURCES = ("memory", "ephemeral-storage", "storage")
 
 
 def _whole_only(resource: str) -> bool:
     """Extended resources (GPUs ...) and object counts come only in whole units."""
     return "/" in resource or resource in QUOTA_OBJECT_COUNTS or resource.startswith("count/")
+
+
+def _in_bytes(resource: str) -> bool:
+    return resource in BYTE_RESOURCES or resource.startswith("hugepages-")
 
 
 def _decimal(q: Quantity) -> str:
@@ -32,43 +40,77 @@ def _not_whole(cluster: Cluster, resource: str, amount: Quantity, path: Path) ->
     )
 
 
-def check(cluster: Cluster) -> Iterator[Diagnostic]:
+def _fractional_bytes(resource: str, amount: Quantity, path: Path) -> Diagnostic:
+    return diag(
+        "fractional-bytes",
+        f"{where(path)} is {_decimal(amount)} bytes of {resource}, a fraction of a byte ('m' means milli, not mega)",
+        path,
+        hint=f"write {math.ceil(amount.value * 1000)}Mi for mebibytes or {math.ceil(amount.value * 1000)}M for "
+        "megabytes"
+        if amount.value < 1_000_000
+        else f"write {math.ceil(amount.value)} bytes, or use Mi or Gi",
+    )
+
+
+def amounts(cluster: Cluster) -> Iterator[tuple[str, Quantity, Path]]:
+    """(resource, amount, location) of every resource amount the policy states."""
+
+    def each(resources: Resources, base: Path) -> Iterator[tuple[str, Quantity, Path]]:
+        for resource, amount in resources.items():
+            yield resource, amount, (*base, cluster.policy_key(resource))
+
+    for p in cluster.pools:
+        yield from each(p.allocatable, (*p.path, "allocatable"))
     for t in cluster.tenants:
         q = t.queue
-        for field, resources in (("guarantee", q.guarantee), ("capability", q.capability)):
-            yield from _whole(cluster, resources, (*t.path, "queue", field))
-        yield from _whole(cluster, q.deserved_given, (*t.path, "queue", "deserved"))
+        for field, resources in (
+            ("guarantee", q.guarantee),
+            ("capability", q.capability),
+            ("deserved", q.deserved_given),
+        ):
+            yield from each(resources, (*t.path, "queue", field))
         if t.quota is not None:
             for key, amount in t.quota.hard.items():
                 prefix, _, resource = key.partition(".") if key.startswith(("requests.", "limits.")) else ("", "", key)
-                if _whole_only(resource) and not amount.is_integer():
-                    path = (
-                        (*t.path, "quota", prefix, cluster.policy_key(resource))
-                        if prefix
-                        else (*t.path, "quota", "objects", key)
-                    )
-                    yield _not_whole(cluster, resource, amount, path)
+                if prefix:
+                    yield resource, amount, (*t.path, "quota", prefix, cluster.policy_key(resource))
+                else:
+                    yield key, amount, (*t.path, "quota", "objects", key)
         if t.limit_range is not None:
-            lr, base = t.limit_range, (*t.path, "limitRange")
-            chain = (("min", lr.min), ("defaultRequest", lr.default_request), ("default", lr.default), ("max", lr.max))
-            for field, resources in chain:
-                yield from _whole(cluster, resources, (*base, field))
-            for (low_name, low), (high_name, high) in _pairs(chain):
-                for resource, amount in low.items():
-                    if resource in high and amount > high[resource]:
-                        path = (*base, low_name, cluster.policy_key(resource))
-                        yield diag(
-                            "limit-range-inconsistent",
-                            f"{where(path)} is {amount}, above {high_name} ({high[resource]})",
-                            path,
-                            hint=f"Kubernetes requires {' <= '.join(name for name, _ in chain)}",
-                        )
+            for field, resources in _chain(t.limit_range):
+                yield from each(resources, (*t.path, "limitRange", field))
+    for w in cluster.workloads:
+        if w.memory is not None:
+            yield "memory", w.memory, (*w.path, "memory")
+        yield from each(w.limits, (*w.path, "limits"))
 
 
-def _whole(cluster: Cluster, resources: Resources, base: Path) -> Iterator[Diagnostic]:
-    for resource, amount in resources.items():
-        if _whole_only(resource) and not amount.is_integer():
-            yield _not_whole(cluster, resource, amount, (*base, cluster.policy_key(resource)))
+def _chain(lr: LimitRange) -> tuple[tuple[str, Resources], ...]:
+    return ("min", lr.min), ("defaultRequest", lr.default_request), ("default", lr.default), ("max", lr.max)
+
+
+def check(cluster: Cluster) -> Iterator[Diagnostic]:
+    for resource, amount, path in amounts(cluster):
+        if amount.is_integer():
+            continue
+        if _whole_only(resource):
+            yield _not_whole(cluster, resource, amount, path)
+        elif _in_bytes(resource):
+            yield _fractional_bytes(resource, amount, path)
+    for t in cluster.tenants:
+        if t.limit_range is None:
+            continue
+        chain, base = _chain(t.limit_range), (*t.path, "limitRange")
+        for (low_name, low), (high_name, high) in _pairs(chain):
+            for resource, amount in low.items():
+                if resource in high and amount > high[resource]:
+                    path = (*base, low_name, cluster.policy_key(resource))
+                    yield diag(
+                        "limit-range-inconsistent",
+                        f"{where(path)} is {amount}, above {high_name} ({high[resource]})",
+                        path,
+                        hint=f"Kubernetes requires {' <= '.join(name for name, _ in chain)}",
+                    )
 
 
 def _pairs(chain: tuple) -> Iterator[tuple]:

@@ -1,5 +1,5 @@
-"""PriorityClass rules the API server enforces (user values at most 10^9, no 'system-' names, one default),
-and tenants that may not use the default class."""
+"""PriorityClass rules the API server enforces (no 'system-' names, one default; user values at most 10^9 is the
+policy model's own rule), and tenants that may not use the default class."""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ from collections.abc import Iterator
 
 from policyc.diagnostics import Diagnostic, diag
 from policyc.ir import Cluster
-
-HIGHEST_USER_PRIORITY = 1_000_000_000
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:
@@ -20,14 +18,6 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
                 f"priority class '{c.name}' uses the reserved 'system-' prefix",
                 (*c.path, "name"),
                 hint=f"rename it, e.g. '{c.name.removeprefix('system-')}'",
-            )
-        elif c.value > HIGHEST_USER_PRIORITY:
-            yield diag(
-                "priority-value-out-of-range",
-                f"priority class '{c.name}' has value {c.value:,}, above the highest a user class may have "
-                f"({HIGHEST_USER_PRIORITY:,})",
-                (*c.path, "value"),
-                hint="values above 10^9 are reserved for system-cluster-critical and system-node-critical",
             )
     if defaults:
         default = min(defaults, key=lambda c: c.path).name

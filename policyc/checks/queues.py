@@ -1,4 +1,5 @@
-"""Queue rules of Volcano's admission webhook: guarantee <= deserved <= capability; no reserved names."""
+"""Queue rules: guarantee <= deserved <= capability (Volcano's webhook; with Kueue, borrowingLimit = capability -
+guarantee must not be negative); and, for Volcano only, no queue named like one Volcano manages itself."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from policyc.ir import Cluster
 RESERVED_QUEUES = ("root", "default")
 
 
-def check(cluster: Cluster) -> Iterator[Diagnostic]:
+def volcano_names(cluster: Cluster) -> Iterator[Diagnostic]:
     for t in cluster.tenants:
         if t.name in RESERVED_QUEUES:
             yield diag(
@@ -19,6 +20,10 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
                 (*t.path, "name"),
                 hint="give the tenant another name",
             )
+
+
+def check(cluster: Cluster) -> Iterator[Diagnostic]:
+    for t in cluster.tenants:
         q, base = t.queue, (*t.path, "queue")
         for resource, guarantee in q.guarantee.items():
             deserved, key = q.deserved[resource], cluster.policy_key(resource)

@@ -1,4 +1,5 @@
-"""Workload classes the backend cannot run, whose pods cannot be sized, or whose limits contradict their requests."""
+"""Workload classes the backend cannot run, whose pods cannot be sized, whose limits contradict their requests, or
+that tolerate every taint."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
     yield from _kinds(cluster)
     for w in cluster.workloads:
         yield from _limits(w)
+        yield from _tolerations(w)
         unsized = pod_resources(cluster, w).unsized
         pools = reachable_pools(cluster, w)
         # Without a pool to land on, the placement proof says why; a left-out pool may have stated allocatable.
@@ -32,6 +34,18 @@ def _kinds(cluster: Cluster) -> Iterator[Diagnostic]:
                 f"workload '{w.name}' is a {w.kind}, which the {backend} backend cannot run",
                 (*w.path, "kind"),
                 hint=f"use one of {', '.join(kinds)}",
+            )
+
+
+def _tolerations(w: Workload) -> Iterator[Diagnostic]:
+    for i, t in enumerate(w.tolerations):
+        if not t.get("key") and t.get("operator") == "Exists":
+            yield diag(
+                "toleration-of-everything",
+                f"workload '{w.name}' tolerates every taint (a toleration with no key and operator Exists): its pods "
+                "stay on NotReady and unreachable nodes forever and ignore every taint added to keep them off",
+                (*w.path, "tolerations", i),
+                hint="name the taint key it must tolerate (policyc adds the usage and GPU product tolerations)",
             )
 
 

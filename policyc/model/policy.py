@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, WithJsonSchema, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from policyc.model.types import (
@@ -23,6 +32,7 @@ from policyc.model.types import (
     ResourceMap,
     SubdomainName,
     policy_error,
+    user_priority,
 )
 from policyc.volcano_conf import ACTIONS
 
@@ -147,10 +157,9 @@ class NodePool(Model):
 
 class PriorityClass(Model):
     name: SubdomainName = Field(description="PriorityClass name (the 'system-' prefix is reserved).")
-    value: int = Field(
+    value: Annotated[int, AfterValidator(user_priority)] = Field(
         ge=-2_147_483_648,
-        le=2_147_483_647,
-        description=("Priority value; higher runs first. At most 1000000000 for user classes."),
+        description="Priority value; higher runs first. At most 1000000000 for user classes.",
     )
     global_default: bool = Field(
         False, description=("Pods without a priorityClassName get this class. At most one class may be the default.")
@@ -338,6 +347,24 @@ class Workload(Model):
     )
 
 
+class NodeAgent(Model):
+    """A DaemonSet that must run on the GPU nodes (device plugin, feature discovery, exporters ...)."""
+
+    name: SubdomainName = Field(description="The DaemonSet's name.")
+    namespace: Name = Field(description="The DaemonSet's namespace.")
+    pools: list[Name] | None = Field(
+        None, min_length=1, description="Pools whose nodes it must run on. Default: every pool."
+    )
+    tolerations: list[Toleration] | None = Field(
+        None,
+        description=(
+            "The tolerations its pods carry today; policyc proves they tolerate every taint of those nodes. Omit "
+            "when the agent is given the tolerations policyc emits (nodes/agent-tolerations.yaml; the GPU "
+            "Operator's through nodes/gpu-operator-values.yaml)."
+        ),
+    )
+
+
 class Spec(Model):
     kubernetes_version: KubernetesVersion = Field(
         description='Kubernetes minor version (e.g. "1.33") whose API schemas verify the output.'
@@ -363,6 +390,14 @@ class Spec(Model):
     workloads: list[Workload] = Field(
         default_factory=list,
         description=("Workload classes; each becomes a template carrying the right affinity and tolerations."),
+    )
+    node_agents: list[NodeAgent] | None = Field(
+        None,
+        description=(
+            "DaemonSets that must run on the GPU nodes despite policyc's taints. Default: the GPU Operator's (driver, "
+            "container toolkit, device plugin, GPU Feature Discovery, DCGM exporter, MIG manager, validator) and "
+            "node-feature-discovery's worker, all given the tolerations policyc emits."
+        ),
     )
 
 

@@ -60,8 +60,29 @@ def _syntax(
     return validate
 
 
+HIGHEST_USER_PRIORITY = 1_000_000_000
+"""The highest value the API server lets a PriorityClass other than the two system ones have."""
+
+
+def user_priority(value: int) -> int:
+    if value > HIGHEST_USER_PRIORITY:
+        raise policy_error(
+            "priority-value-out-of-range",
+            f"{value:,} is above the highest a user class may have ({HIGHEST_USER_PRIORITY:,})",
+            "values above 10^9 are reserved for system-cluster-critical and system-node-critical",
+        )
+    return value
+
+
 def _as_dns_label(value: str) -> str:
     return re.sub(r"[^a-z0-9-]+", "-", value.lower()).strip("-")
+
+
+def _as_dns_subdomain(value: str) -> str:
+    """A name with its dots kept, and a URL's scheme, port and path dropped (https://ai.example.com/x ->
+    ai.example.com)."""
+    host = re.sub(r"^[A-Za-z][A-Za-z0-9+.-]*://", "", value).split("/", 1)[0].split(":", 1)[0]
+    return ".".join(part for part in (_as_dns_label(p) for p in host.split(".")) if part)
 
 
 def _as_gfd_product(value: str) -> str:
@@ -150,7 +171,7 @@ Name = Annotated[
 SubdomainName = Annotated[
     str,
     WithJsonSchema({"type": "string", "pattern": DNS1123_SUBDOMAIN, "maxLength": 253}),
-    AfterValidator(_syntax(names.is_dns1123_subdomain, "invalid-name", "name", _as_dns_label)),
+    AfterValidator(_syntax(names.is_dns1123_subdomain, "invalid-name", "name", _as_dns_subdomain)),
 ]
 """A DNS-1123 subdomain: PriorityClass names and the label domain."""
 

@@ -233,14 +233,17 @@ def _forbidden(
             rule,
             f"{w.type} template '{w.name}' (templates/{w.name}.yaml) can land on {what}: {why}",
             _location(w),
-            hint=_forbidden_hint(w),
+            hint=_forbidden_hint(cluster, w, rule),
         )
 
 
-def _forbidden_hint(w: Workload) -> str:
-    if w.placement == "preferred":
-        return "use placement: strict, or drop the tolerations that tolerate policyc's usage and product taints"
-    return "drop the tolerations that tolerate policyc's usage and product taints"
+def _forbidden_hint(cluster: Cluster, w: Workload, rule: str) -> str:
+    taints = (
+        f"the toleration of {cluster.keys.control_plane}"
+        if rule == "placement-control-plane"
+        else "the tolerations that tolerate policyc's usage and product taints"
+    )
+    return f"use placement: strict, or drop {taints}" if w.placement == "preferred" else f"drop {taints}"
 
 
 def _nowhere(w: Workload, cells: list[Cell], roles: list[str]) -> Iterator[Diagnostic]:

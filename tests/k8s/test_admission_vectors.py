@@ -24,7 +24,7 @@ import pytest
 
 from policyc.k8s.admission import LIMIT_RANGER_ANNOTATION, admit_pod, charge, stored_limit_range
 from policyc.k8s.quantity import Quantity
-from tests.conftest import shared_dir
+from tests.conftest import missing_shared_data, shared_dir
 
 VECTORS = Path(os.environ.get("POLICYC_ADMISSION_VECTORS") or shared_dir() / "testdata" / "admission-vectors")
 
@@ -94,9 +94,8 @@ def _spec_quantities(spec: dict) -> dict:
 
 @pytest.mark.parametrize("case", _cases())
 def test_admission_vector(case: dict | None) -> None:
-    assert case is not None, (
-        f"no *.json admission vectors in {VECTORS} (set POLICYC_SHARED or POLICYC_ADMISSION_VECTORS)"
-    )
+    if case is None:
+        missing_shared_data(VECTORS)
     objects = case["namespaceObjects"]
     limit_ranges = [o for o in objects if o["kind"] == "LimitRange"]
     quotas = [o for o in objects if o["kind"] == "ResourceQuota"]

@@ -1,6 +1,7 @@
 """Every case of the Kubernetes test vectors (facts taken from Kubernetes' own unit tests) against policyc.k8s.
 
-The vectors live in ``../shared/testdata/k8s-vectors`` next to the repository, or in the directory named by
+The vectors live in ``../shared/testdata/k8s-vectors`` next to the repository (or under ``$POLICYC_SHARED``), or in
+the directory named by
 ``POLICYC_K8S_VECTORS``; their README describes the format. Each case runs the function its topic and
 ``input.kind`` (or ``input.check``) select, and only the keys present in ``expect`` are asserted. A topic, kind
 or expected key this file does not know fails the case.
@@ -21,11 +22,9 @@ import pytest
 
 from policyc.k8s import names, scheduling, validation
 from policyc.k8s.quantity import Quantity, QuantityError
+from tests.conftest import missing_shared_data, shared_dir
 
-VECTORS = Path(
-    os.environ.get("POLICYC_K8S_VECTORS")
-    or Path(__file__).resolve().parents[2].parent / "shared" / "testdata" / "k8s-vectors"
-)
+VECTORS = Path(os.environ.get("POLICYC_K8S_VECTORS") or shared_dir() / "testdata" / "k8s-vectors")
 
 Observed = dict[str, Any]
 
@@ -206,7 +205,7 @@ CHECKS: dict[str, Callable[[Observed, Any], bool]] = {
 @pytest.mark.parametrize(("topic", "case"), list(_cases()))
 def test_vector(topic: str | None, case: dict) -> None:
     if topic is None:
-        pytest.fail(case["name"])
+        missing_shared_data(VECTORS)
     inputs = case["input"]
     kind = inputs.get("kind", inputs.get("check"))
     handler = HANDLERS.get((topic, kind))

@@ -1,0 +1,64 @@
+"""What lets the cluster's own node agents run on nodes policyc taints.
+
+Every GPU node carries `<domain>/node.usage=<usage>:NoSchedule` and `nvidia.com/gpu.product=<product>:NoSchedule`
+(and a pool's own taints). The GPU Operator's DaemonSets tolerate only `nvidia.com/gpu` by default, so without more
+a new node never gets its driver or device plugin and advertises no GPU. policyc writes, next to the node plan:
+
+- `nodes/agent-tolerations.yaml`: the tolerations any node agent needs on the policy's nodes, for the DaemonSets
+  of other operators (RDMA, network, monitoring, the scheduler's node agents);
+- `nodes/gpu-operator-values.yaml`: Helm values for the GPU Operator chart giving that list to all its operands
+  (`daemonsets.tolerations`) and to its node-feature-discovery worker. Helm replaces a list value whole, so the list
+  keeps the chart's own default toleration of `nvidia.com/gpu`.
+
+Neither is a Kubernetes object: they sit under `nodes/`, which Argo CD does not apply.
+"""
+
+from __future__ import annotations
+
+from policyc import yaml_emitter
+from policyc.artifacts import Artifact
+from policyc.ir import GFD_PRODUCT, Cluster
+from policyc.write import header
+
+GPU_OPERATOR_DEFAULT = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+"""The GPU Operator chart's default `daemonsets.tolerations` entry."""
+
+
+def agent_tolerations(cluster: Cluster) -> list[dict]:
+    """Tolerations of every taint the node plan puts on pool nodes: policyc's usage and product keys (any value),
+    each pool's own taints exactly, and the GPU Operator's default."""
+    out = [
+        GPU_OPERATOR_DEFAULT,
+        {"key": cluster.keys.usage, "operator": "Exists", "effect": "NoSchedule"},
+        {"key": GFD_PRODUCT, "operator": "Exists", "effect": "NoSchedule"},
+    ]
+    covered = {(t["key"], t["effect"]) for t in out}
+    own = {taint for p in cluster.pools for taint in p.taints if (taint.key, taint.effect) not in covered}
+    for taint in sorted(own, key=lambda t: (t.key, t.value, t.effect)):
+        entry = {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
+        if not taint.value:
+            entry = {"key": taint.key, "operator": "Exists", "effect": taint.effect}
+        out.append(entry)
+    return out
+
+
+def emit(cluster: Cluster) -> list[Artifact]:
+    tolerations = agent_tolerations(cluster)
+    top = header(cluster.name, cluster.source)
+    values = {
+        "daemonsets": {"tolerations": tolerations},
+        "node-feature-discovery": {"worker": {"tolerations": tolerations}},
+    }
+    return [
+        Artifact(
+            "nodes/agent-tolerations.yaml",
+            text=top + "# Tolerations a DaemonSet needs to run on every node of the policy's pools: add them to its pod"
+            "\n# template (or its chart's tolerations value).\n" + yaml_emitter.dump(tolerations),
+        ),
+        Artifact(
+            "nodes/gpu-operator-values.yaml",
+            text=top + "# Helm values for the NVIDIA GPU Operator chart, so that its operands run on the policy's GPU"
+            " nodes:\n#   helm upgrade gpu-operator nvidia/gpu-operator -n gpu-operator --reuse-values"
+            " -f nodes/gpu-operator-values.yaml\n" + yaml_emitter.dump(values),
+        ),
+    ]

@@ -1,0 +1,50 @@
+"""Extended resources no known device plugin advertises: a typo in `gpuResource` (`nvidia.com/gpus`) is a valid
+resource name, so nothing refuses it, and every pod asking for it stays Pending."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from policyc.diagnostics import Diagnostic, diag, did_you_mean
+from policyc.ir import Cluster
+
+DEVICE_RESOURCES = (
+    "nvidia.com/gpu",
+    "nvidia.com/gpu.shared",
+    "amd.com/gpu",
+    "gpu.intel.com/i915",
+    "gpu.intel.com/xe",
+    "habana.ai/gaudi",
+    "huawei.com/Ascend910",
+    "huawei.com/Ascend310",
+    "aws.amazon.com/neuron",
+    "aws.amazon.com/neuroncore",
+    "google.com/tpu",
+    "volcano.sh/vgpu-number",
+)
+"""Resources device plugins advertise under these exact names (NVIDIA's, AMD's, Intel's, Habana's, Huawei's, AWS
+Neuron's, GKE's TPU, Volcano's vGPU)."""
+DEVICE_PATTERNS = (
+    re.compile(r"nvidia\.com/mig-[0-9]+g\.[0-9]+gb(\.me)?"),  # MIG devices under the mixed strategy
+    re.compile(r"amd\.com/(cpx|dpx|qpx|spx)_nps[0-9]+"),  # AMD partitions under the mixed naming strategy
+    re.compile(r"huawei\.com/Ascend(910[A-C0-9]*|310P?)"),
+)
+
+
+def is_known_device(resource: str) -> bool:
+    return resource in DEVICE_RESOURCES or any(p.fullmatch(resource) for p in DEVICE_PATTERNS)
+
+
+def check(cluster: Cluster) -> Iterator[Diagnostic]:
+    resource = cluster.gpu_resource
+    if not is_known_device(resource):
+        suggestion = did_you_mean(resource, DEVICE_RESOURCES)
+        yield diag(
+            "unknown-device-resource",
+            f"no known device plugin advertises '{resource}': pods asking for it would stay Pending",
+            ("spec", "gpuResource"),
+            hint=suggestion
+            if suggestion and suggestion.startswith("did you mean")
+            else ("check the resource name on a GPU node (kubectl describe node: Allocatable)"),
+        )

@@ -1,0 +1,44 @@
+"""The tests that read ../shared honour POLICYC_SHARED: without the data they skip with one reason naming what is
+missing, and under CI=true (where the data is always beside the checkout) they fail instead."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+READERS = [
+    "tests/k8s/test_vectors.py",
+    "tests/k8s/test_admission_vectors.py",
+    "tests/test_crd_schemas.py::test_generated_schemas_are_up_to_date",
+    "tests/test_output_schemas.py",
+]
+
+
+def _run(tmp_path, ci: str | None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "POLICYC_K8S_VECTORS", "POLICYC_ADMISSION_VECTORS")}
+    env["POLICYC_SHARED"] = str(tmp_path / "no-shared")
+    if ci:
+        env["CI"] = ci
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", *READERS],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("ci", [None, "true"])
+def test_shared_data_is_read_from_policyc_shared(tmp_path, ci: str | None) -> None:
+    result = _run(tmp_path, ci)
+    missing = str(tmp_path / "no-shared")
+    assert missing in result.stdout, result.stdout[-2000:]
+    if ci:
+        assert result.returncode == 1 and " failed" in result.stdout and " skipped" not in result.stdout
+    else:
+        assert result.returncode == 0, result.stdout[-2000:]
+        assert " skipped" in result.stdout and " failed" not in result.stdout
+        for reader in ("k8s-vectors", "admission-vectors", "crds"):
+            assert f"{missing}/" in result.stdout and reader in result.stdout, reader
