@@ -1,3 +1,30 @@
-"""policyc: a policy-as-code compiler for shared GPU Kubernetes clusters."""
+"""policyc: a policy-as-code compiler for shared GPU Kubernetes clusters.
+
+The library API is one function, `compile`; the command line (`policyc.cli`) is a thin layer over it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from policyc.compiler import Compilation
 
 __version__ = "0.1.0"
+__all__ = ["__version__", "compile"]
+
+
+def compile(source: str | os.PathLike[str], *, name: str | None = None) -> Compilation:
+    """Compile a policy: `source` is its text (a str) or the path of its file (a `pathlib.Path` or other
+    path-like). `name` is how diagnostics and generated file headers name it (default: the path, or '<policy>').
+
+    Returns the `Compilation`: `.ok`, `.report.diagnostics`, `.artifacts` (the objects, with the policy lines they
+    come from) and `.files` (path -> bytes, as `policyc build` writes them). Nothing is written, and the host's
+    garbage-collector settings are as they were once it returns.
+    """
+    from policyc.compiler import TEXT_NAME, compile_file, compile_text
+
+    if isinstance(source, str):
+        return compile_text(source, name or TEXT_NAME)
+    return compile_file(source, name)

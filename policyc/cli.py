@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from policyc import __version__
+from policyc import compile as compile_policy
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 DIAGNOSTIC_FORMATS = ("text", "json", "github", "sarif")
@@ -73,10 +74,9 @@ def main() -> None:
 @_format_option
 def build(policy: str, output: str, check: bool, fmt: str) -> None:
     """Compile POLICY and write the generated tree to the output directory."""
-    from policyc.compiler import compile_file
     from policyc.write import OutputError, write_tree
 
-    compilation = compile_file(policy)
+    compilation = compile_policy(Path(policy), name=policy)
     if compilation.ok and compilation.cluster is not None:
         from policyc.drift import immutable_changes
 
@@ -143,9 +143,8 @@ def _is_policy(path: str) -> bool:
 @_format_option
 def validate(policies: tuple[str, ...], only_policies: bool, fmt: str) -> None:
     """Run every check and verification on each POLICY; write nothing (the pre-commit path)."""
-    from policyc.compiler import compile_file
 
-    compilations = [compile_file(p) for p in policies if not only_policies or _is_policy(p)]
+    compilations = [compile_policy(Path(p), name=p) for p in policies if not only_policies or _is_policy(p)]
     _emit_diagnostics(compilations, fmt)
     sys.exit(EXIT_OK if all(c.ok for c in compilations) else EXIT_FAILED)
 
@@ -163,11 +162,10 @@ def validate(policies: tuple[str, ...], only_policies: bool, fmt: str) -> None:
 def explain(policy: str, workload: str | None, pool: str | None, selector: str | None, fmt: str) -> None:
     """Show where each workload template can land on each pool and why, or where objects come from."""
     from policyc import explain as ex
-    from policyc.compiler import compile_file
     from policyc.diagnostics import did_you_mean
     from policyc.proof.placement import targets
 
-    compilation = compile_file(policy)
+    compilation = compile_policy(Path(policy), name=policy)
     if compilation.cluster is None or not compilation.artifacts:
         _emit_diagnostics([compilation], fmt)
         sys.exit(EXIT_FAILED)
@@ -227,9 +225,8 @@ def init(path: str, force: bool) -> None:
 def report(policy: str, fmt: str, output: str | None) -> None:
     """Summarise capacity, guarantees, quotas and warnings for a pull-request review."""
     from policyc import report as rp
-    from policyc.compiler import compile_file
 
-    compilation = compile_file(policy)
+    compilation = compile_policy(Path(policy), name=policy)
     if compilation.cluster is None:
         _emit_diagnostics([compilation], "text")
         sys.exit(EXIT_FAILED)

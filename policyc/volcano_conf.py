@@ -691,7 +691,8 @@ _ARGUMENT_OWNER: dict[str, str] = {key: plugin for plugin, spec in reversed(PLUG
 # Go's time.ParseDuration: "0", or one or more <decimal><unit>, with an optional sign.
 _DURATION = re.compile(r"[-+]?(?:0|(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h))+)")
 _CLOCK = re.compile(r"(\d{1,2}):(\d{2})")
-_QUANTITY = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+|[KMGTPEkmgtpe][iI]|[numkMGTPE])?")
+# resource.ParseQuantity's grammar: binary suffixes are exactly Ki..Ei, decimal ones n u m k M G T P E (case-sensitive).
+_QUANTITY = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+|[KMGTPE]i|[numkMGTPE])?")
 _PARSE_BOOL = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True}
 _PARSE_BOOL |= {"0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
 

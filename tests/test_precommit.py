@@ -21,6 +21,7 @@ from policyc.cli import main
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+slow = pytest.mark.slow  # the real pre-commit installs policyc into its own environment
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@example.com"}  # fmt: skip
@@ -91,6 +92,7 @@ def test_hooks_file_settings() -> None:
     assert hooks["policyc-check"]["entry"] == "policyc build --check"
 
 
+@slow
 def test_validate_hook_passes_a_good_policy_and_catches_a_broken_one(tmp_path, env, hooks_repo) -> None:
     repo = _repo(tmp_path, env, {"policies/good.yaml": GOOD})
     result = _pre_commit(repo, env, "try-repo", hooks_repo, "policyc-validate", "--all-files")
@@ -104,6 +106,7 @@ def test_validate_hook_passes_a_good_policy_and_catches_a_broken_one(tmp_path, e
     )
 
 
+@slow
 def test_validate_hook_picks_policies_by_content_not_by_path(tmp_path, env, hooks_repo) -> None:
     files = {"policies/require-team-label.yaml": KYVERNO, "infra/gpu.yaml": GOOD,
              "charts/values.yaml": "replicas: {{ .Values.replicas }}\n"}  # fmt: skip
@@ -135,6 +138,7 @@ def _check_repo(tmp_path: Path, env: dict, hooks_repo: str) -> Path:
     return repo
 
 
+@slow
 def test_check_hook_catches_a_policy_edit_without_regenerating(tmp_path, env, hooks_repo) -> None:
     repo = _check_repo(tmp_path, env, hooks_repo)
     (repo / "policies" / "minimal.yaml").write_text(GOOD.replace("gpus: 8\n", "gpus: 4\n"))
@@ -143,6 +147,7 @@ def test_check_hook_catches_a_policy_edit_without_regenerating(tmp_path, env, ho
     assert "--- a/templates/train-job.yaml" in result.stdout
 
 
+@slow
 def test_check_hook_runs_when_only_the_output_changes(tmp_path, env, hooks_repo) -> None:
     repo = _check_repo(tmp_path, env, hooks_repo)
     job = repo / "manifests" / "templates" / "train-job.yaml"

@@ -13,3 +13,12 @@ def test_readme_example_compiles(compile_text) -> None:
     result = compile_text(example.replace("← editors validate and explain as you type", ""))
     assert result.ok, [f"{d.line}:{d.column} {d.message}" for d in result.report.diagnostics]
     assert "templates/llm-training.yaml" in result.files
+
+
+def test_readme_library_example_runs(monkeypatch) -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    example = re.search(r"```python\n(.*?)```", readme, re.S).group(1)
+    monkeypatch.chdir(REPO)
+    scope: dict = {}
+    exec(compile(example, "README.md", "exec"), scope)  # the documented five lines, as a user would run them
+    assert scope["result"].ok and "kustomization.yaml" in scope["manifests"]

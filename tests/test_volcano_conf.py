@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from ruamel.yaml import YAML
 from policyc import volcano_conf as vc
 from policyc.codes import BY_NAME
 from policyc.volcano_conf import Finding, check_actions, check_conf, check_plugin
+from tests.conftest import missing_shared_data, shared_dir
 
 # --------------------------------------------------------------------------------------------------------------
 # Configurations Volcano ships (fact sheet §2.9, verbatim) and the capacity user guide
@@ -568,9 +570,10 @@ def test_usage_thresholds():
 
 
 def test_usage_estimator_quantities():
-    assert plugin_args("usage", estimator={"be_cpu": "250m", "be_mem": "200mi"}) == []
-    finding = one(plugin_args("usage", estimator={"be_mem": "200 MB"}))
-    assert finding.rule == "invalid-value" and "quantity" in finding.message
+    assert plugin_args("usage", estimator={"be_cpu": "250m", "be_mem": "200Mi"}) == []
+    for bad in ("200 MB", "200mi", "1KI"):  # Kubernetes' suffixes are case-sensitive: 'mi' is none of them
+        finding = one(plugin_args("usage", estimator={"be_mem": bad}))
+        assert finding.rule == "invalid-value" and "quantity" in finding.message, bad
 
 
 @pytest.mark.parametrize("bad_type", [3, True, ["MostAllocated"]])
@@ -1042,3 +1045,19 @@ def test_findings_are_frozen():
     with pytest.raises(AttributeError):
         finding.rule = "other"  # type: ignore[misc]
     assert finding.hint is None
+
+
+def test_quantity_grammar_agrees_with_kubernetes_quantity_vectors():
+    """volcano_conf keeps its own quantity grammar (it imports only the standard library): it must accept exactly
+    what resource.ParseQuantity accepts, on Kubernetes' own test inputs."""
+    path = shared_dir() / "testdata" / "k8s-vectors" / "quantities.json"
+    if not path.exists():
+        missing_shared_data(path)
+    cases = [c for c in json.loads(path.read_text(encoding="utf-8"))["cases"] if c["input"].get("kind") == "parse"]
+    assert cases
+    disagree = [
+        c["input"]["quantity"]
+        for c in cases
+        if bool(vc._QUANTITY.fullmatch(c["input"]["quantity"])) != c["expect"]["valid"]
+    ]
+    assert disagree == []
