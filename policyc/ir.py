@@ -8,6 +8,7 @@ and provenance.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from policyc.diagnostics import Path
@@ -219,6 +220,21 @@ class Cluster:
     derived: dict = field(default_factory=dict, compare=False, repr=False)
     """What later stages derive from the cluster and several of them read, computed once per build (for
     example each workload's pod contract, `policyc.contract`), keyed by what derives it."""
+
+    def pool_capacity(self, pool: Pool, resource: str) -> Quantity | None:
+        """What `pool` has of `resource` in all its nodes: its GPUs, or its allocatable times its nodes; None where
+        the policy does not say."""
+        if resource == self.gpu_resource:
+            return Quantity.from_value(pool.gpus)
+        per_node = pool.allocatable.get(resource)
+        return None if per_node is None else per_node * len(pool.nodes)
+
+    def capacity(self, pools: Sequence[Pool]) -> dict[str, Quantity]:
+        """Resource -> total over `pools`, for the resources every one of them states (GPUs always)."""
+        if not pools:
+            return {}
+        stated = set.intersection(*(set(p.allocatable) for p in pools)) | {self.gpu_resource}
+        return {r: sum((self.pool_capacity(p, r) for p in pools), Quantity.from_value(0)) for r in sorted(stated)}
 
     def policy_key(self, resource: str) -> str:
         """A resource as policies usually write it ('gpu' for the GPU resource), to locate diagnostics."""

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from policyc.backends.kubernetes import QUOTA_NAME, quota_object
-from policyc.checks.capacity import capacity, own_guarantees, quota_totals, tenant_reach
+from policyc.checks.capacity import own_guarantees, quota_totals, tenant_reach
 from policyc.checks.sizing import pool_room, queue_use
 from policyc.compiler import Compilation
 from policyc.contract import contract_pod, pod_resources, reachable_pools
@@ -140,7 +140,7 @@ def figures(cluster: Cluster) -> Figures:
         )
         for tier in cluster.tiers
     ]
-    total = capacity(cluster, cluster.pools)
+    total = cluster.capacity(cluster.pools)
     overcommit = quota_totals(cluster, total)
     return Figures(
         cluster.name,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from policyc.checks.capacity import capacity
-
 POLICY = """
 apiVersion: policyc.io/v1alpha1
 kind: ClusterPolicy
@@ -28,7 +26,7 @@ def codes(result) -> list[str]:
 
 def test_capacity_counts_gpus_and_stated_allocatable(compile_text) -> None:
     result = compile_text(POLICY + "    - {name: ml, namespaces: [ml]}\n")
-    total = capacity(result.cluster, result.cluster.pools)
+    total = result.cluster.capacity(result.cluster.pools)
     assert {k: str(v) for k, v in total.items()} == {"nvidia.com/gpu": "20", "cpu": "160500m", "memory": "1280Gi"}
 
 
@@ -67,3 +65,13 @@ def test_a_child_may_not_guarantee_what_its_parent_does_not(compile_text) -> Non
     assert "PC418" in codes(result)
     [d] = [d for d in result.report.errors if d.code == "PC418"]
     assert "guarantee 2 nvidia.com/gpu" in d.message and "guarantee of 0" in d.message
+
+
+def test_the_policy_language_names_exactly_the_kinds_policyc_templates() -> None:
+    """One table of workload kinds (policyc.backends.workloads.KINDS); the model's literal must name the same."""
+    from typing import get_args
+
+    from policyc.backends.workloads import KINDS
+    from policyc.model.policy import WorkloadKind
+
+    assert set(get_args(WorkloadKind)) == set(KINDS)

@@ -12,11 +12,11 @@ from ruamel.yaml import YAML
 
 from policyc import kube_scheduler_conf, kueue_conf
 from policyc.backends import kueue
+from policyc.backends.workloads import pod_templates
 from policyc.checks import kueue as kueue_checks
 from policyc.checks.kueue import resource_group_problems
 from policyc.compiler import compile_file
 from policyc.k8s.quantity import Quantity
-from policyc.proof.placement import pod_templates
 from tests.conftest import POLICIES, REPO
 
 TREE = """\

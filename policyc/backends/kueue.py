@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from policyc import yaml_emitter
 from policyc.artifacts import Artifact, Manifest
+from policyc.backends import workloads
 from policyc.backends.binding import Binding
 from policyc.contract import usages
 from policyc.diagnostics import Path
@@ -34,7 +35,7 @@ from policyc.k8s.objects import metadata
 from policyc.k8s.quantity import Quantity
 
 NAME = "kueue"
-KINDS = ("Job", "Deployment", "PyTorchJob")
+KINDS = tuple(k for k in workloads.KINDS if k != "VolcanoJob")
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
@@ -131,23 +132,10 @@ def covered_resources(cluster: Cluster) -> tuple[str, ...]:
     return ("cpu", "memory", cluster.gpu_resource)
 
 
-def pool_capacity(cluster: Cluster, pool: Pool) -> Resources:
-    """A pool's total of each covered resource it states (GPUs always; cpu and memory from allocatable)."""
-    out = {cluster.gpu_resource: Quantity.from_value(pool.gpus)}
-    for resource in ("cpu", "memory"):
-        if resource in pool.allocatable:
-            out[resource] = pool.allocatable[resource] * len(pool.nodes)
-    return out
-
-
 def flavor_capacity(cluster: Cluster, flavor: Flavor) -> Resources:
     """The sum of the flavor's pools, for each covered resource every one of them states."""
-    capacities = [pool_capacity(cluster, p) for p in flavor.pools]
-    out: Resources = {}
-    for resource in covered_resources(cluster):
-        if all(resource in c for c in capacities):
-            out[resource] = sum((c[resource] for c in capacities), _ZERO)
-    return out
+    total = cluster.capacity(flavor.pools)
+    return {r: total[r] for r in covered_resources(cluster) if r in total}
 
 
 def all_flavors(cluster: Cluster) -> tuple[Flavor, ...]:

@@ -12,12 +12,14 @@ import copy
 
 from policyc import yaml_emitter
 from policyc.artifacts import Artifact, Manifest
+from policyc.backends import workloads
 from policyc.backends.binding import Binding
 from policyc.ir import Cluster, Tenant, Workload
 from policyc.k8s.objects import metadata, resource_list
 
 NAME = "volcano"
-KINDS = ("VolcanoJob", "Job", "Deployment", "PyTorchJob")
+KINDS = tuple(workloads.KINDS)
+"""Volcano runs every workload kind of the policy language."""
 """Workload kinds it runs: batch/v1 Jobs and Deployments through their pods' schedulerName and queue annotation."""
 SCHEDULER_NAME = "volcano"
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"

@@ -5,7 +5,9 @@ object joins its queue.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from policyc.artifacts import Artifact, Manifest
 from policyc.backends.binding import Binding
@@ -118,19 +120,71 @@ def pytorch_job(cluster: Cluster, w: Workload, binding: Binding) -> dict:
     }
 
 
-BUILDERS: dict[str, Callable[[Cluster, Workload, Binding], dict]] = {
-    "VolcanoJob": volcano_job,
-    "Job": job,
-    "Deployment": deployment,
-    "PyTorchJob": pytorch_job,
+PodTemplates = list[tuple[str, int, Mapping[str, Any]]]
+"""(role, pods of that role running at once, pod template) of each kind of pod an object creates."""
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """A workload kind policyc templates."""
+
+    group: str
+    kind: str
+    build: Callable[[Cluster, Workload, Binding], dict]
+    pods: Callable[[Mapping[str, Any]], PodTemplates]
+    """The pod templates of an object's spec, as its controller reads them."""
+    object_counts: tuple[str, ...]
+    """Quota object counts one object adds: itself, and what its controller creates for it before any pod."""
+
+
+def _job_pods(spec: Mapping[str, Any]) -> PodTemplates:
+    parallelism = spec.get("parallelism", 1)
+    return [("pod", min(parallelism, spec.get("completions", parallelism)), spec["template"])]
+
+
+KINDS: dict[str, Kind] = {
+    "VolcanoJob": Kind(
+        "batch.volcano.sh",
+        "Job",
+        volcano_job,
+        lambda spec: [(t["name"], t.get("replicas", 1), t["template"]) for t in spec["tasks"]],
+        ("count/jobs.batch.volcano.sh", "count/podgroups.scheduling.volcano.sh"),
+    ),
+    "Job": Kind("batch", "Job", job, _job_pods, ("count/jobs.batch",)),
+    "Deployment": Kind(
+        "apps",
+        "Deployment",
+        deployment,
+        lambda spec: [("pod", spec.get("replicas", 1), spec["template"])],
+        ("count/deployments.apps", "count/replicasets.apps"),
+    ),
+    "PyTorchJob": Kind(
+        "kubeflow.org",
+        "PyTorchJob",
+        pytorch_job,
+        lambda spec: [(role, r.get("replicas", 1), r["template"]) for role, r in spec["pytorchReplicaSpecs"].items()],
+        ("count/pytorchjobs.kubeflow.org",),
+    ),
 }
+"""Every workload kind of the policy language (`kind` of a workload), by its name there."""
+_BY_API = {(k.group, k.kind): k for k in KINDS.values()}
+
+
+def kind_of(obj: Mapping[str, Any]) -> Kind:
+    """The kind of an emitted template object."""
+    return _BY_API[obj["apiVersion"].rpartition("/")[0], obj["kind"]]
+
+
+def pod_templates(obj: Mapping[str, Any]) -> PodTemplates:
+    """(role, pods at once, pod template) of each kind of pod a template object creates."""
+    return kind_of(obj).pods(obj["spec"])
 
 
 def emit(cluster: Cluster, bind: Callable[[Cluster, Workload], Binding]) -> list[Artifact]:
     return [
         Artifact(
             f"templates/{w.name}.yaml",
-            (Manifest(BUILDERS[w.kind](cluster, w, bind(cluster, w)), (w.path,)),),
+            (Manifest(KINDS[w.kind].build(cluster, w, bind(cluster, w)), (w.path,)),),
             template=True,
         )
         for w in cluster.workloads

@@ -8,14 +8,11 @@ from collections.abc import Callable, Iterable
 from policyc.checks import (
     capacity,
     devices,
-    kueue,
     limits,
     namespaces,
     priorities,
-    queue_tree,
     queues,
     sizing,
-    volcano_scheduler,
     workloads,
 )
 from policyc.diagnostics import Diagnostic
@@ -34,13 +31,25 @@ CHECKS: tuple[Check, ...] = (
     capacity.check,
 )
 
-BACKEND_CHECKS: dict[str, tuple[Check, ...]] = {
-    "volcano": (queues.volcano_names, queue_tree.check, volcano_scheduler.check),
-    "kueue": (kueue.check,),
-}
-"""Checks of what one scheduler backend accepts, run only when the policy compiles for it."""
+
+def _volcano() -> tuple[Check, ...]:
+    from policyc.checks import queue_tree, volcano_scheduler
+
+    return queues.volcano_names, queue_tree.check, volcano_scheduler.check
+
+
+def _kueue() -> tuple[Check, ...]:
+    from policyc.checks import kueue
+
+    return (kueue.check,)
+
+
+BACKEND_CHECKS: dict[str, Callable[[], tuple[Check, ...]]] = {"volcano": _volcano, "kueue": _kueue}
+"""Checks of what one scheduler backend accepts, imported and run only when a policy compiles for it (the Kueue
+ones load strict models of Kueue's and kube-scheduler's configuration: a tenth of a second)."""
 
 
 def run_checks(cluster: Cluster) -> list[Diagnostic]:
-    checks = (*CHECKS, *BACKEND_CHECKS.get(cluster.scheduler.backend, ()))
+    backend = BACKEND_CHECKS.get(cluster.scheduler.backend)
+    checks = (*CHECKS, *(backend() if backend else ()))
     return [d for check in checks for d in check(cluster)]

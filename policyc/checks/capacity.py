@@ -14,34 +14,16 @@ that does not is taken as large enough).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from fractions import Fraction
 
 from policyc.contract import reachable_pools
 from policyc.diagnostics import Diagnostic, diag, listing
-from policyc.ir import Cluster, Pool, Tenant
+from policyc.ir import Cluster, Tenant
 from policyc.k8s.quantity import Quantity
 
 SHOWN = 6
 """Tenants or pools named in one message at most; the rest are counted."""
-
-
-def capacity(cluster: Cluster, pools: Sequence[Pool]) -> dict[str, Quantity]:
-    """Resource name -> total over `pools`, for the resources every one of them states."""
-    if not pools:
-        return {}
-    out = {cluster.gpu_resource: Quantity.from_value(sum(p.gpus for p in pools))}
-    for resource in set.intersection(*(set(p.allocatable) for p in pools)) - {cluster.gpu_resource}:
-        out[resource] = sum((p.allocatable[resource] * len(p.nodes) for p in pools), Quantity.from_value(0))
-    return out
-
-
-def pool_capacity(cluster: Cluster, pool: Pool, resource: str) -> Quantity | None:
-    """What `pool` has of `resource` in all its nodes; None when the policy does not say."""
-    if resource == cluster.gpu_resource:
-        return Quantity.from_value(pool.gpus)
-    per_node = pool.allocatable.get(resource)
-    return None if per_node is None else per_node * len(pool.nodes)
 
 
 def own_guarantees(cluster: Cluster) -> list[tuple[Tenant, dict[str, Quantity]]]:
@@ -86,7 +68,7 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
         return
     yield from _tiers_without_pools(cluster)
     yield from (d for _, d in _shortfalls(cluster))
-    yield from _overcommit(cluster, capacity(cluster, cluster.pools))
+    yield from _overcommit(cluster, cluster.capacity(cluster.pools))
 
 
 def unkeepable(cluster: Cluster) -> set[str]:
@@ -114,7 +96,7 @@ def _unkeepable(
     groups: dict[frozenset[str], Fraction] = {}
     for t, amount in demands:
         groups[reach[t.name]] = groups.get(reach[t.name], Fraction(0)) + amount.value
-    limits = {name: pool_capacity(cluster, p, resource) for name, p in pools.items()}
+    limits = {name: cluster.pool_capacity(p, resource) for name, p in pools.items()}
     cut = _short_groups(groups, {n: None if q is None else q.value for n, q in limits.items()})
     if not cut:
         return

@@ -7,17 +7,18 @@ from collections.abc import Iterator
 
 from policyc.diagnostics import Diagnostic, diag
 from policyc.ir import Cluster
+from policyc.k8s.validation import SYSTEM_PRIORITY_CLASS_PREFIX
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:
     defaults = [c for c in cluster.priority_classes if c.global_default]
     for c in cluster.priority_classes:
-        if c.name.startswith("system-"):
+        if c.name.startswith(SYSTEM_PRIORITY_CLASS_PREFIX):
             yield diag(
                 "reserved-priority-class-name",
                 f"priority class '{c.name}' uses the reserved 'system-' prefix",
                 (*c.path, "name"),
-                hint=f"rename it, e.g. '{c.name.removeprefix('system-')}'",
+                hint=f"rename it, e.g. '{c.name.removeprefix(SYSTEM_PRIORITY_CLASS_PREFIX)}'",
             )
     if defaults:
         default = min(defaults, key=lambda c: c.path).name

@@ -29,18 +29,29 @@ from typing import Any, Final
 
 from policyc.k8s.quantity import Quantity
 from policyc.k8s.scheduling import label_requirement_matches
+from policyc.k8s.validation import (
+    SYSTEM_PRIORITY_CLASSES,
+    admit_pod_priority,
+    is_extended_resource,
+    is_native_resource,
+)
 
 Resources = dict[str, Quantity]
 
-SYSTEM_PRIORITY_CLASSES: Final = tuple(
-    {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value}
-    for name, value in (("system-node-critical", 2000001000), ("system-cluster-critical", 2000000000))
+PREEMPT_LOWER_PRIORITY: Final = "PreemptLowerPriority"
+SYSTEM_CLASS_OBJECTS: Final = tuple(
+    {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+        "preemptionPolicy": PREEMPT_LOWER_PRIORITY,
+    }
+    for name, value in SYSTEM_PRIORITY_CLASSES.items()
 )
-"""The PriorityClasses every cluster has (the API server creates them)."""
+"""The PriorityClasses every cluster has, as the API server stores them."""
 
 LIMIT_RANGER_ANNOTATION: Final = "kubernetes.io/limit-ranger"
-PREEMPT_LOWER_PRIORITY: Final = "PreemptLowerPriority"
-
 _QOS_RESOURCES: Final = ("cpu", "memory")
 _MUST_SPECIFY: Final = frozenset({"cpu", "memory", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory"})
 """Quota keys each container must state when a quota constrains them (a backward-compatibility rule)."""
@@ -95,19 +106,9 @@ class Admission:
 # --- resource names ----------------------------------------------------------------------------------------
 
 
-def is_native(resource: str) -> bool:
-    """In the default namespace (no prefix) or under kubernetes.io."""
-    return "/" not in resource or resource.partition("/")[0].endswith("kubernetes.io")
-
-
-def is_extended(resource: str) -> bool:
-    """A vendor resource such as nvidia.com/gpu (not native, not a quota key)."""
-    return not is_native(resource) and not resource.startswith("requests.")
-
-
 def overcommit_allowed(resource: str) -> bool:
     """Whether a request may be below its limit: native resources but huge pages."""
-    return is_native(resource) and not resource.startswith(_HUGE_PAGES)
+    return is_native_resource(resource) and not resource.startswith(_HUGE_PAGES)
 
 
 def _quantities(resources: Mapping[str, Any] | None) -> Resources:
@@ -332,7 +333,7 @@ def _resource_errors(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
                         errors.append(
                             (r, f'{at}.{part}[{r}]: Invalid value: "{q}": must be greater than or equal to 0')
                         )
-                    elif is_extended(r) and not q.is_integer():
+                    elif is_extended_resource(r) and not q.is_integer():
                         errors.append((r, f'{at}.{part}[{r}]: Invalid value: "{q}": must be an integer'))
             for r, q in sorted(requests.items()):
                 limit = limits.get(r)
@@ -354,32 +355,16 @@ def _resource_errors(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def _priority(spec: dict, classes: Sequence[Mapping[str, Any]]) -> str | None:
-    """Mutating Priority: resolve the class; the refusal's reason, or None."""
-    by_name = {c["metadata"]["name"]: c for c in (*SYSTEM_PRIORITY_CLASSES, *classes)}
-    name = spec.get("priorityClassName") or ""
-    if name:
-        cls = by_name.get(name)
-        if cls is None:
-            return f"no PriorityClass with name {name} was found"
-    else:
-        defaults = [c for c in classes if c.get("globalDefault")]
-        cls = min(defaults, key=lambda c: c["value"]) if defaults else None
-    value = cls["value"] if cls is not None else 0
-    policy = (cls.get("preemptionPolicy") if cls is not None else None) or PREEMPT_LOWER_PRIORITY
-    if spec.get("priority") is not None and spec["priority"] != value:
-        return (
-            f"the integer value of priority ({spec['priority']}) must not be provided in pod spec; priority admission "
-            f"controller computed {value} from the given PriorityClass name"
-        )
-    if spec.get("preemptionPolicy") is not None and spec["preemptionPolicy"] != policy:
-        return (
-            f"the string value of PreemptionPolicy ({spec['preemptionPolicy']}) must not be provided in pod spec; "
-            f"priority admission controller computed {policy} from the given PriorityClass name"
-        )
-    if cls is not None:
-        spec["priorityClassName"] = cls["metadata"]["name"]
-    spec["priority"] = value
-    spec["preemptionPolicy"] = policy
+    """Mutating Priority (`policyc.k8s.validation.admit_pod_priority`), the pod filled in; the refusal's reason, or
+    None. A class stored without a preemption policy has the API's default."""
+    decision = admit_pod_priority((*SYSTEM_CLASS_OBJECTS, *classes), {"spec": spec})
+    if decision.resolved is None:
+        return decision.reason
+    resolved = decision.resolved
+    if resolved.priority_class_name:
+        spec["priorityClassName"] = resolved.priority_class_name
+    spec["priority"] = resolved.priority
+    spec["preemptionPolicy"] = resolved.preemption_policy or PREEMPT_LOWER_PRIORITY
     return None
 
 
@@ -391,7 +376,7 @@ def counts_towards(key: str) -> bool:
     bare extended resource name are valid keys that pods never count towards."""
     if key in _POD_KEYS or key.startswith((_HUGE_PAGES, "requests." + _HUGE_PAGES)):
         return True
-    return key.startswith("requests.") and is_extended(key.removeprefix("requests."))
+    return key.startswith("requests.") and is_extended_resource(key.removeprefix("requests."))
 
 
 def _usage_of(requests: Mapping[str, Quantity], limits: Mapping[str, Quantity]) -> Resources:
@@ -406,7 +391,7 @@ def _usage_of(requests: Mapping[str, Quantity], limits: Mapping[str, Quantity]) 
     for r, q in requests.items():
         if r.startswith(_HUGE_PAGES):
             out[r] = out[f"requests.{r}"] = q
-        elif is_extended(r):
+        elif is_extended_resource(r):
             out[f"requests.{r}"] = q
     return out
 

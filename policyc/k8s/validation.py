@@ -449,10 +449,18 @@ def _scope_allows(scope: str, resource: str) -> bool:
     return allowed is None or resource in allowed
 
 
-def _is_extended_resource(name: str) -> bool:
+def is_native_resource(name: str) -> bool:
+    """In the default namespace (no '/') or under kubernetes.io (`IsNativeResource`)."""
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def is_extended_resource(name: str) -> bool:
     """A resource outside the kubernetes.io domain that can be requested (`IsExtendedResourceName`)."""
-    native = "/" not in name or "kubernetes.io/" in name
-    return not native and not name.startswith("requests.") and not names.is_qualified_name("requests." + name)
+    return (
+        not is_native_resource(name)
+        and not name.startswith("requests.")
+        and not names.is_qualified_name("requests." + name)
+    )
 
 
 def _validate_quota_resource_name(name: str, path: str) -> list[FieldError]:
@@ -484,7 +492,7 @@ def _validate_quota_amounts(amounts: Mapping[str, Any], path: str) -> list[Field
         if amount.is_negative():
             errors.append(_invalid(at, str(amount), "must be greater than or equal to 0"))
         # Like Kubernetes: the value in thousandths, rounded away from zero, must be a multiple of 1000.
-        if (name in _OBJECT_COUNTS or _is_extended_resource(name)) and _milli_value(amount.value) % 1000:
+        if (name in _OBJECT_COUNTS or is_extended_resource(name)) and _milli_value(amount.value) % 1000:
             errors.append(_invalid(at, str(amount), "must be an integer"))
     return errors
 

@@ -19,6 +19,7 @@ from policyc.diagnostics import describe_value, did_you_mean
 from policyc.k8s import names
 from policyc.k8s.quantity import Quantity as _Quantity
 from policyc.k8s.quantity import QuantityError
+from policyc.k8s.validation import HIGHEST_USER_DEFINABLE_PRIORITY
 from policyc.noderanges import NodeRangeError, check
 
 DNS1123_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
@@ -60,15 +61,11 @@ def _syntax(
     return validate
 
 
-HIGHEST_USER_PRIORITY = 1_000_000_000
-"""The highest value the API server lets a PriorityClass other than the two system ones have."""
-
-
 def user_priority(value: int) -> int:
-    if value > HIGHEST_USER_PRIORITY:
+    if value > HIGHEST_USER_DEFINABLE_PRIORITY:
         raise policy_error(
             "priority-value-out-of-range",
-            f"{value:,} is above the highest a user class may have ({HIGHEST_USER_PRIORITY:,})",
+            f"{value:,} is above the highest a user class may have ({HIGHEST_USER_DEFINABLE_PRIORITY:,})",
             "values above 10^9 are reserved for system-cluster-critical and system-node-critical",
         )
     return value

@@ -17,20 +17,11 @@ from typing import Any
 
 from policyc.artifacts import Artifact
 from policyc.backends.kubernetes import FORBIDDEN_PRIORITIES_QUOTA_NAME
+from policyc.backends.workloads import kind_of, pod_templates
 from policyc.diagnostics import Diagnostic, Path, diag
 from policyc.ir import Cluster, Tenant, Workload
 from policyc.k8s.admission import Refusal, admit_pod, pod_usage, quota_matches
 from policyc.k8s.quantity import Quantity
-from policyc.proof.placement import pod_templates
-
-OBJECT_COUNTS = {
-    ("apps", "Deployment"): ("count/deployments.apps", "count/replicasets.apps"),
-    ("batch", "Job"): ("count/jobs.batch",),
-    ("batch.volcano.sh", "Job"): ("count/jobs.batch.volcano.sh", "count/podgroups.scheduling.volcano.sh"),
-    ("kubeflow.org", "PyTorchJob"): ("count/pytorchjobs.kubeflow.org",),
-}
-"""(API group, kind) of a workload -> the quota object counts one such workload adds: itself, and the object its
-controller creates for it before any pod (a ReplicaSet, a PodGroup)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,8 +131,7 @@ def check(
             assert decision.pod is not None
             admitted.append((count, decision.pod))
         else:
-            group = template["apiVersion"].rpartition("/")[0]
-            for use in quota_use(admitted, objects.quotas, OBJECT_COUNTS.get((group, template["kind"]), ())):
+            for use in quota_use(admitted, objects.quotas, kind_of(template).object_counts):
                 if not use.fits:
                     yield _exceeded(cluster, w, tenants[w.tenant], use)
 

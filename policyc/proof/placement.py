@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from policyc.artifacts import Artifact
+from policyc.backends.workloads import pod_templates
 from policyc.diagnostics import Diagnostic, diag
 from policyc.ir import GFD_PRODUCT, Cluster, Workload
 from policyc.k8s.scheduling import PreferredTerms, RequiredNodeAffinity, taint_filter, tolerates_taint
@@ -71,25 +72,6 @@ def targets(cluster: Cluster) -> list[Target]:
         }
         out.append(Target(CONTROL_PLANE, None, None, node, cluster.control_plane_nodes))
     return out
-
-
-_POD_TEMPLATES = {
-    ("batch.volcano.sh", "Job"): lambda spec: [(t["name"], t.get("replicas", 1), t["template"]) for t in spec["tasks"]],
-    ("batch", "Job"): lambda spec: [
-        ("pod", min(spec.get("parallelism", 1), spec.get("completions", spec.get("parallelism", 1))), spec["template"])
-    ],
-    ("apps", "Deployment"): lambda spec: [("pod", spec.get("replicas", 1), spec["template"])],
-    ("kubeflow.org", "PyTorchJob"): lambda spec: [
-        (role, r.get("replicas", 1), r["template"]) for role, r in spec["pytorchReplicaSpecs"].items()
-    ],
-}
-"""(API group, kind) -> the pod templates of an object of that kind, with how many pods of each run at once."""
-
-
-def pod_templates(obj: Mapping[str, Any]) -> list[tuple[str, int, Mapping[str, Any]]]:
-    """(role, pods at once, pod template) of each kind of pod a workload object creates."""
-    group = obj["apiVersion"].rpartition("/")[0]
-    return _POD_TEMPLATES[group, obj["kind"]](obj["spec"])
 
 
 def _evaluate(pod: Mapping[str, Any], target: Target) -> tuple[bool, int, str | None]:
