@@ -54,10 +54,6 @@ GPU_OPERATOR_AGENTS = (
 )
 """The GPU Operator's DaemonSets on GPU nodes (its operands, and the node-feature-discovery worker of its chart,
 named after a Helm release called gpu-operator): the node agents of a policy that names none."""
-_DEFAULT_KIND = {
-    "volcano": {"training": "VolcanoJob", "inference": "Deployment"},
-    "kueue": {"training": "Job", "inference": "Deployment"},
-}
 """Workload kind by scheduler backend and workload type, when the policy names none."""
 
 
@@ -543,6 +539,9 @@ class _Resolver:
     def workloads(
         self, tiers: dict[str, ir.Tier], tenants: dict[str, ir.Tenant], classes: list[ir.PriorityClass]
     ) -> list[ir.Workload]:
+        from policyc.backends import scheduler
+
+        default_kinds = scheduler(self.spec.scheduler.backend).DEFAULT_KINDS
         class_names = {c.name for c in classes}
         default_class = next((c.name for c in classes if c.global_default), None)
         out = []
@@ -620,7 +619,7 @@ class _Resolver:
                     tier=tier,
                     gpus=w.gpus,
                     replicas=w.replicas,
-                    kind=w.kind or _DEFAULT_KIND[self.spec.scheduler.backend][w.type],
+                    kind=w.kind or default_kinds[w.type],
                     priority_class=effective,
                     image=w.image or f"registry.example.com/{tenant.name}/{w.name}:latest",
                     cpu=w.cpu,

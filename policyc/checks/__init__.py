@@ -1,5 +1,6 @@
 """Semantic checks over the resolved cluster: each module one concern, each check a function
-``Cluster -> Iterable[Diagnostic]``. All checks run; all their findings are reported together."""
+``Cluster -> Iterable[Diagnostic]``. All checks run; all their findings are reported together. A scheduler
+backend's own checks live in its package and run only for policies that select it."""
 
 from __future__ import annotations
 
@@ -32,24 +33,9 @@ CHECKS: tuple[Check, ...] = (
 )
 
 
-def _volcano() -> tuple[Check, ...]:
-    from policyc.checks import queue_tree, volcano_scheduler
-
-    return queues.volcano_names, queue_tree.check, volcano_scheduler.check
-
-
-def _kueue() -> tuple[Check, ...]:
-    from policyc.checks import kueue
-
-    return (kueue.check,)
-
-
-BACKEND_CHECKS: dict[str, Callable[[], tuple[Check, ...]]] = {"volcano": _volcano, "kueue": _kueue}
-"""Checks of what one scheduler backend accepts, imported and run only when a policy compiles for it (the Kueue
-ones load strict models of Kueue's and kube-scheduler's configuration: a tenth of a second)."""
-
-
 def run_checks(cluster: Cluster) -> list[Diagnostic]:
-    backend = BACKEND_CHECKS.get(cluster.scheduler.backend)
-    checks = (*CHECKS, *(backend() if backend else ()))
+    from policyc.backends import SCHEDULERS, scheduler
+
+    backend = cluster.scheduler.backend
+    checks = (*CHECKS, *(scheduler(backend).checks() if backend in SCHEDULERS else ()))
     return [d for check in checks for d in check(cluster)]

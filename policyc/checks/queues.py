@@ -1,5 +1,5 @@
 """Queue rules: guarantee <= deserved <= capability (Volcano's webhook; with Kueue, borrowingLimit = capability -
-guarantee must not be negative); and, for Volcano only, no queue named like one Volcano manages itself."""
+guarantee must not be negative)."""
 
 from __future__ import annotations
 
@@ -7,19 +7,6 @@ from collections.abc import Iterator
 
 from policyc.diagnostics import Diagnostic, diag, where
 from policyc.ir import Cluster
-
-RESERVED_QUEUES = ("root", "default")
-
-
-def volcano_names(cluster: Cluster) -> Iterator[Diagnostic]:
-    for t in cluster.tenants:
-        if t.name in RESERVED_QUEUES:
-            yield diag(
-                "reserved-queue-name",
-                f"tenant '{t.name}' would own the queue '{t.name}', which Volcano creates and manages itself",
-                (*t.path, "name"),
-                hint="give the tenant another name",
-            )
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:

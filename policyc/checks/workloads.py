@@ -23,10 +23,10 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
 
 
 def _kinds(cluster: Cluster) -> Iterator[Diagnostic]:
-    from policyc.backends import SCHEDULERS
+    from policyc.backends import scheduler
 
     backend = cluster.scheduler.backend
-    kinds = SCHEDULERS[backend].KINDS
+    kinds = scheduler(backend).KINDS
     for w in cluster.workloads:
         if w.kind not in kinds:
             yield diag(

@@ -21,6 +21,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from policyc.backends.volcano.conf import ACTIONS
 from policyc.model.types import (
     GpuProduct,
     KubernetesVersion,
@@ -34,7 +35,6 @@ from policyc.model.types import (
     policy_error,
     user_priority,
 )
-from policyc.volcano_conf import ACTIONS
 
 API_VERSION = "policyc.io/v1alpha1"
 KIND = "ClusterPolicy"

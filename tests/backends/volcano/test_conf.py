@@ -1,4 +1,4 @@
-"""The strict model of volcano-scheduler.conf (policyc.volcano_conf)."""
+"""The strict model of volcano-scheduler.conf (policyc.backends.volcano.conf)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from policyc import volcano_conf as vc
+from policyc.backends.volcano import conf as vc
+from policyc.backends.volcano.conf import Finding, check_actions, check_conf, check_plugin
 from policyc.codes import BY_NAME
-from policyc.volcano_conf import Finding, check_actions, check_conf, check_plugin
 from tests.conftest import missing_shared_data, shared_dir
 
 # --------------------------------------------------------------------------------------------------------------

@@ -16,8 +16,8 @@ A flavor groups pools rather than standing for one because Kueue bounds how many
 a resource group, and every queue here has one: the groups would all cover cpu, memory and the GPU, and a
 resource may be in only one group). The root Cohort lists every flavor, so a flavor per pool would stop at 64
 pools; a flavor per tier and usage stops at 64 tier-usage pairs (21 tiers of all three usages), which
-`policyc.checks.kueue` reports before anything is emitted, with Kueue's other limits on a flavor (at most 8 node
-labels, taints and tolerations each).
+`policyc.backends.kueue.rules` reports before anything is emitted, with Kueue's other limits on a flavor (at most
+8 node labels, taints and tolerations each).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from policyc import yaml_emitter
 from policyc.artifacts import Artifact, Manifest
 from policyc.backends import workloads
 from policyc.backends.binding import Binding
+from policyc.backends.interface import Check
 from policyc.contract import usages
 from policyc.diagnostics import Path
 from policyc.ir import GFD_PRODUCT, Cluster, Pool, Resources, Taint, Tenant, Workload
@@ -36,6 +37,7 @@ from policyc.k8s.quantity import Quantity
 
 NAME = "kueue"
 KINDS = tuple(k for k in workloads.KINDS if k != "VolcanoJob")
+DEFAULT_KINDS = {"training": "Job", "inference": "Deployment"}
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
@@ -93,6 +95,12 @@ class Flavor:
     @property
     def pool_names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.pools)
+
+
+def checks() -> tuple[Check, ...]:
+    from policyc.backends.kueue import rules
+
+    return (rules.check,)
 
 
 def emit(cluster: Cluster) -> list[Artifact]:

@@ -1,15 +1,15 @@
-"""The Volcano scheduler settings: the actions and the generated volcano-scheduler.conf (with the policy's
-extra plugin settings merged in) against policyc's strict model of Volcano's scheduler
-(`policyc.volcano_conf`); queue fields the chosen queue plugin ignores; actions the policy relies on."""
+"""Volcano's rules on a policy: the actions and the generated volcano-scheduler.conf (with the policy's extra plugin
+settings merged in) against policyc's strict model of Volcano's scheduler (`policyc.backends.volcano.conf`); queue
+fields the chosen queue plugin ignores; actions the policy relies on; no queue named like one Volcano manages."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from policyc.backends.volcano import scheduler_conf_with_origins
+from policyc.backends.volcano.conf import check_actions, check_conf
 from policyc.diagnostics import Diagnostic, diag
 from policyc.ir import Cluster
-from policyc.volcano_conf import check_actions, check_conf
 
 SCHEDULER = ("spec", "scheduler")
 
@@ -76,3 +76,18 @@ def _queue_fields(cluster: Cluster) -> Iterator[Diagnostic]:
             ("spec", "scheduler", "actions"),
             hint="add reclaim",
         )
+
+
+RESERVED_QUEUES = ("root", "default")
+"""Queues Volcano creates and manages itself."""
+
+
+def reserved_queue_names(cluster: Cluster) -> Iterator[Diagnostic]:
+    for t in cluster.tenants:
+        if t.name in RESERVED_QUEUES:
+            yield diag(
+                "reserved-queue-name",
+                f"tenant '{t.name}' would own the queue '{t.name}', which Volcano creates and manages itself",
+                (*t.path, "name"),
+                hint="give the tenant another name",
+            )

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from policyc import kube_scheduler_conf, kueue_conf
 from policyc.backends import kueue
+from policyc.backends.kueue import conf as kueue_conf
+from policyc.backends.kueue import kube_scheduler_conf
 from policyc.checks import capacity, queue_tree
 from policyc.codes import rule
 from policyc.contract import usages

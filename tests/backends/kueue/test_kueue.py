@@ -10,11 +10,12 @@ import sys
 import pytest
 from ruamel.yaml import YAML
 
-from policyc import kube_scheduler_conf, kueue_conf
 from policyc.backends import kueue
+from policyc.backends.kueue import conf as kueue_conf
+from policyc.backends.kueue import kube_scheduler_conf
+from policyc.backends.kueue import rules as kueue_checks
+from policyc.backends.kueue.rules import resource_group_problems
 from policyc.backends.workloads import pod_templates
-from policyc.checks import kueue as kueue_checks
-from policyc.checks.kueue import resource_group_problems
 from policyc.compiler import compile_file
 from policyc.k8s.quantity import Quantity
 from tests.conftest import POLICIES, REPO

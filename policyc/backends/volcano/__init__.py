@@ -1,4 +1,5 @@
-"""The Volcano backend: a Queue per tenant and the scheduler ConfigMap.
+"""The Volcano backend: a Queue per tenant and the scheduler ConfigMap (`conf`: the strict model of
+volcano-scheduler.conf; `checks`: Volcano's rules on the policy).
 
 Facts from Volcano (v1.15): Queues are `scheduling.volcano.sh/v1beta1`, guarantees live under
 `guarantee.resource`, and the admission webhook demands `deserved >= guarantee` for every guaranteed
@@ -14,13 +15,14 @@ from policyc import yaml_emitter
 from policyc.artifacts import Artifact, Manifest
 from policyc.backends import workloads
 from policyc.backends.binding import Binding
+from policyc.backends.interface import Check
 from policyc.ir import Cluster, Tenant, Workload
 from policyc.k8s.objects import metadata, resource_list
 
 NAME = "volcano"
 KINDS = tuple(workloads.KINDS)
-"""Volcano runs every workload kind of the policy language."""
-"""Workload kinds it runs: batch/v1 Jobs and Deployments through their pods' schedulerName and queue annotation."""
+"""Every workload kind: batch/v1 Jobs and Deployments through their pods' schedulerName and queue annotation."""
+DEFAULT_KINDS = {"training": "VolcanoJob", "inference": "Deployment"}
 SCHEDULER_NAME = "volcano"
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 CONFIGMAP_NAMESPACE = "volcano-system"
@@ -29,6 +31,13 @@ CONFIG_KEY = "volcano-scheduler.conf"
 
 GPU_BINPACK_WEIGHT = 10
 """How much a node's GPU fill counts against its CPU and memory fill (1 each) when packing or spreading."""
+
+
+def checks() -> tuple[Check, ...]:
+    from policyc.backends.volcano import rules
+    from policyc.checks import queue_tree
+
+    return rules.reserved_queue_names, queue_tree.check, rules.check
 
 
 def emit(cluster: Cluster) -> list[Artifact]:
