@@ -10,7 +10,8 @@ A check creates a `Diagnostic` naming a path in the policy document (a tuple lik
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from policyc.codes import RULES, Rule, Severity, rule
@@ -53,15 +54,31 @@ def diag(
     return Diagnostic(r.code, r.severity, message, tuple(path), hint, at_key, related)
 
 
+def closest(word: str, candidates: Iterable[str]) -> str | None:
+    """The candidate the user most likely meant: the same letters ignoring case and separators ('enable_gang' for
+    'enableGang'), else the closest by difflib, ignoring case; None when none is close."""
+    options = sorted(set(candidates))
+    wanted = spelling(word)
+    for option in options:
+        if spelling(option) == wanted:
+            return option
+    by_lower = {option.lower(): option for option in options}
+    close = difflib.get_close_matches(word.lower(), list(by_lower), n=1, cutoff=0.6)
+    return by_lower[close[0]] if close else None
+
+
+def spelling(word: str) -> str:
+    """A word without case and separators, to compare spellings ('enable_gang' and 'enableGang' are the same)."""
+    return re.sub(r"[\s_\-.]", "", word).lower()
+
+
 def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
     """A "did you mean 'x'?" hint for the closest candidate, or a list of the few valid ones."""
     options = sorted(set(candidates))
-    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
-    if close:
-        return f"did you mean '{close[0]}'?"
-    if not options:
-        return None
-    if len(options) <= 6:
+    match = closest(word, options)
+    if match is not None:
+        return f"did you mean '{match}'?"
+    if options and len(options) <= 6:
         return "expected one of " + ", ".join(f"'{o}'" for o in options)
     return None
 
@@ -89,6 +106,10 @@ def where(path: Path) -> str:
     return f"'{out}'"
 
 
+QUOTED = 40
+"""How much of a string value a message quotes."""
+
+
 def describe_value(value: object, text: str | None = None) -> str:
     """A value as a message names it: "the string 'x'", "the integer 8" (in its source `text` if known)."""
     if value is None:
@@ -100,12 +121,12 @@ def describe_value(value: object, text: str | None = None) -> str:
     if isinstance(value, float):
         return f"the number {text or repr(value)}"
     if isinstance(value, str):
-        return f"the string '{value}'"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
+        return f"the string '{value if len(value) <= QUOTED else value[: QUOTED - 3] + '...'}'"
+    if isinstance(value, Mapping):
         return "a mapping"
-    return type(value).__name__
+    if isinstance(value, Sequence):
+        return "a list"
+    return f"a {type(value).__name__}"
 
 
 class PolicyError(Exception):

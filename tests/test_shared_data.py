@@ -16,7 +16,6 @@ READERS = [
     "tests/k8s/test_admission_vectors.py",
     "tests/test_crd_schemas.py::test_generated_schemas_are_up_to_date",
     "tests/test_output_schemas.py",
-    "tests/backends/volcano/test_conf.py::test_quantity_grammar_agrees_with_kubernetes_quantity_vectors",
 ]
 
 

@@ -20,12 +20,14 @@ list of action names. Each returns every `Finding` in one pass.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
+
+from policyc.diagnostics import closest, describe_value, spelling
+from policyc.k8s.quantity import Quantity, QuantityError
 
 __all__ = [
     "ACTIONS",
@@ -664,7 +666,7 @@ METRICS_KEYS: dict[str, Scalar] = {
     "elasticsearch.hostnameFieldName": _str(),
 }
 
-# Settings people put in the file that are command-line flags of vc-scheduler (keys normalised by _norm).
+# Settings people put in the file that are command-line flags of vc-scheduler (keys as `spelling` writes them).
 _CLI_FLAGS: dict[str, str] = {
     "schedulerworkerthreads": "there is no worker-threads setting; the closest is the --node-worker-threads flag",
     "workerthreads": "there is no worker-threads setting; the closest is the --node-worker-threads flag",
@@ -691,8 +693,6 @@ _ARGUMENT_OWNER: dict[str, str] = {key: plugin for plugin, spec in reversed(PLUG
 # Go's time.ParseDuration: "0", or one or more <decimal><unit>, with an optional sign.
 _DURATION = re.compile(r"[-+]?(?:0|(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h))+)")
 _CLOCK = re.compile(r"(\d{1,2}):(\d{2})")
-# resource.ParseQuantity's grammar: binary suffixes are exactly Ki..Ei, decimal ones n u m k M G T P E (case-sensitive).
-_QUANTITY = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+|[KMGTPE]i|[numkMGTPE])?")
 _PARSE_BOOL = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True}
 _PARSE_BOOL |= {"0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
 
@@ -732,6 +732,15 @@ def _accepts(kind: Kind, value: Any) -> bool:
     return isinstance(value, str)
 
 
+def _is_quantity(text: str) -> bool:
+    """Whether resource.ParseQuantity accepts `text` (suffixes are case-sensitive: '200mi' is refused)."""
+    try:
+        Quantity.parse(text)
+    except QuantityError:
+        return False
+    return True
+
+
 def _yaml_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -739,22 +748,7 @@ def _yaml_text(value: Any) -> str:
 
 
 def _describe(value: Any) -> str:
-    if value is None:
-        return "empty"
-    if isinstance(value, bool):
-        return f"the boolean {_yaml_text(value)}"
-    if isinstance(value, int):
-        return f"the integer {value}"
-    if isinstance(value, float):
-        return f"the number {value!r}"
-    if isinstance(value, str):
-        text = value if len(value) <= 40 else value[:37] + "..."
-        return f"the string '{text}'"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    if _is_list(value):
-        return "a list"
-    return f"a {type(value).__name__}"
+    return "empty" if value is None else describe_value(value)
 
 
 def _yaml_tag(value: Any) -> str:
@@ -777,24 +771,8 @@ def _fmt(value: Any) -> str:
     return _yaml_text(value)
 
 
-def _norm(word: str) -> str:
-    return re.sub(r"[\s_\-.]", "", word).lower()
-
-
-def _suggest(word: str, candidates: Sequence[str] | Mapping[str, Any]) -> str | None:
-    """The candidate the user most likely meant: same letters ignoring case and separators, else difflib."""
-    names = list(candidates)
-    wanted = _norm(word)
-    for name in names:
-        if _norm(name) == wanted:
-            return name
-    by_lower = {name.lower(): name for name in names}
-    close = difflib.get_close_matches(word.lower(), list(by_lower), n=1, cutoff=0.6)
-    return by_lower[close[0]] if close else None
-
-
 def _did_you_mean(word: str, candidates: Sequence[str] | Mapping[str, Any]) -> str | None:
-    match = _suggest(word, candidates)
+    match = closest(word, candidates)
     return f"did you mean '{match}'?" if match else None
 
 
@@ -905,7 +883,7 @@ def _check_scalar(spec: Scalar, value: Any, label: str, path: Path, ctx: _Ctx) -
     elif kind is Kind.CLOCK_RANGE and not _valid_clock_range(value):
         problem = "not a range 'HH:MM-HH:MM'"
         hint = 'write a range such as "10:00-21:00" (no spaces around "-")'
-    elif kind is Kind.QUANTITY and isinstance(value, str) and not _QUANTITY.fullmatch(value.strip()):
+    elif kind is Kind.QUANTITY and isinstance(value, str) and not _is_quantity(value.strip()):
         problem = "not a Kubernetes quantity"
         hint = 'write a quantity such as "250m" or "200Mi"'
     elif spec.choices and value not in spec.choices:
@@ -1102,7 +1080,7 @@ def check_plugin(entry: Mapping[str, Any], path: Sequence[str | int] = ()) -> li
         )
     elif name not in PLUGINS:
         removed = REMOVED_PLUGINS.get(name.strip())
-        suggestion = _suggest(name, PLUGINS)
+        suggestion = closest(name, PLUGINS)
         out.append(
             Finding(
                 (*base, "name"),
@@ -1251,7 +1229,7 @@ def check_conf(conf: Mapping[str, Any]) -> list[Finding]:
                     (key,),
                     "invalid-value",
                     f"'{text}' is not a key of volcano-scheduler.conf: Volcano ignores it",
-                    _CLI_FLAGS.get(_norm(text))
+                    _CLI_FLAGS.get(spelling(text))
                     or _did_you_mean(text, TOP_LEVEL_KEYS)
                     or "the keys are " + ", ".join(TOP_LEVEL_KEYS),
                 )
