@@ -27,3 +27,5 @@ class Artifact:
     template: bool = False
     """A workload template for teams to copy; kept out of what Argo CD applies."""
     executable: bool = False
+    sources: tuple[Path, ...] = ()
+    """For a text file: the parts of the policy it is written from (an object's are on its `Manifest`)."""

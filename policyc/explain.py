@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from policyc.compiler import Compilation
-from policyc.diagnostics import where
+from policyc.diagnostics import Path, where
 from policyc.proof.placement import CONTROL_PLANE, Cell, matrix, targets, workload_templates
 
 
@@ -32,6 +32,7 @@ class PlacementRow:
 class ProvenanceRow:
     file: str
     kind: str
+    """Empty for a text file (a script, data)."""
     name: str
     namespace: str | None
     sources: list[str]
@@ -67,19 +68,23 @@ def _verdict(cell: Cell, best: dict[tuple[str, str], int]) -> str:
 def provenance_rows(compilation: Compilation, selector: str) -> list[ProvenanceRow]:
     """Objects matching `selector` (an output file, Kind/name, Kind/namespace/name, or 'all')."""
     report = compilation.report
+
+    def located(paths: Sequence[Path]) -> list[str]:
+        """'FILE:LINE:COL path' of each, in the order they stand in the file."""
+        places = [(report.source_map.locate(p) if report.source_map else (1, 1), p) for p in paths]
+        return [f"{report.file}:{line}:{column} {where(p)}" for (line, column), p in sorted(places, key=lambda x: x[0])]
+
     rows = []
     for artifact in compilation.artifacts:
+        if artifact.text is not None and selector in ("all", artifact.path):
+            rows.append(ProvenanceRow(artifact.path, "", "", None, located(artifact.sources)))
         for m in artifact.manifests:
             meta = m.obj.get("metadata") or {}
             kind, name, namespace = m.obj["kind"], meta.get("name", ""), meta.get("namespace")
             ids = {"all", artifact.path, f"{kind}/{name}", f"{kind}/{namespace}/{name}"}
             if selector not in ids:
                 continue
-            sources = []
-            for path in m.sources:
-                line, column = report.source_map.locate(path) if report.source_map else (1, 1)
-                sources.append(f"{report.file}:{line}:{column} {where(path)}")
-            rows.append(ProvenanceRow(artifact.path, kind, name, namespace, sources))
+            rows.append(ProvenanceRow(artifact.path, kind, name, namespace, located(m.sources)))
     return rows
 
 
@@ -107,8 +112,8 @@ def render_placement_text(rows: Sequence[PlacementRow]) -> str:
 def render_provenance_text(rows: Sequence[ProvenanceRow]) -> str:
     lines = []
     for r in rows:
-        ident = f"{r.kind} {r.namespace + '/' if r.namespace else ''}{r.name}"
-        lines.append(f"{r.file}: {ident} <- {'; '.join(r.sources) or 'the policy as a whole'}")
+        ident = f": {r.kind} {r.namespace + '/' if r.namespace else ''}{r.name}" if r.kind else ""
+        lines.append(f"{r.file}{ident} <- {'; '.join(r.sources) or 'the policy as a whole'}")
     return "\n".join(lines)
 
 

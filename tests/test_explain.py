@@ -73,3 +73,16 @@ def test_explain_shows_the_matrix_of_a_failing_policy(tmp_path) -> None:
     assert result.exit_code == 1
     assert "Placement" in result.stdout and "nodeSelector topology.kubernetes.io/zone=z does not match" in result.stdout
     assert "error PC504" in result.stderr
+
+
+def test_provenance_of_a_script_names_the_pools_and_the_control_plane() -> None:
+    result = explain(AI_PROD, "--object", "nodes/apply.sh")
+    assert result.exit_code == 0, result.output
+    [row] = result.stdout.strip().splitlines()
+    assert row.startswith(f"nodes/apply.sh <- {AI_PROD}:{line_of('  domain: ai.example.com')}:")
+    places = row.split(" <- ", 1)[1].split("; ")
+    assert [p.split(" ", 1)[1] for p in places] == [
+        "'domain'",
+        "'controlPlane'",
+        *(f"'nodePools[{i}]'" for i in range(6)),
+    ]  # in file order

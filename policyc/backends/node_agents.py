@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from policyc import yaml_emitter
 from policyc.artifacts import Artifact
+from policyc.backends.nodes import node_plan_sources
 from policyc.ir import GFD_PRODUCT, Cluster
 from policyc.write import header
 
@@ -49,14 +50,17 @@ def emit(cluster: Cluster) -> list[Artifact]:
         "daemonsets": {"tolerations": tolerations},
         "node-feature-discovery": {"worker": {"tolerations": tolerations}},
     }
+    sources = (*node_plan_sources(cluster), *(a.path for a in cluster.node_agents if a.path != ("spec",)))
     return [
         Artifact(
             "nodes/agent-tolerations.yaml",
+            sources=sources,
             text=top + "# Tolerations a DaemonSet needs to run on every node of the policy's pools: add them to its pod"
             "\n# template (or its chart's tolerations value).\n" + yaml_emitter.dump(tolerations),
         ),
         Artifact(
             "nodes/gpu-operator-values.yaml",
+            sources=sources,
             text=top + "# Helm values for the NVIDIA GPU Operator chart, so that its operands run on the policy's GPU"
             " nodes:\n#   helm upgrade gpu-operator nvidia/gpu-operator -n gpu-operator --reuse-values"
             " -f nodes/gpu-operator-values.yaml\n" + yaml_emitter.dump(values),

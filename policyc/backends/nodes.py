@@ -20,6 +20,7 @@ import json
 import re
 
 from policyc.artifacts import Artifact
+from policyc.diagnostics import Path
 from policyc.ir import GFD_PRODUCT, Cluster
 
 CONTROL_PLANE = "@control-plane"
@@ -93,10 +94,19 @@ def plan(cluster: Cluster) -> dict:
     return out
 
 
+def node_plan_sources(cluster: Cluster) -> tuple[Path, ...]:
+    """The parts of the policy the node plan comes from: the domain, every pool, the control plane."""
+    control_plane = (("spec", "controlPlane"),) if cluster.control_plane_nodes else ()
+    return (("spec", "domain"), *(p.path for p in cluster.pools), *control_plane)
+
+
 def emit(cluster: Cluster) -> list[Artifact]:
+    sources = node_plan_sources(cluster)
     return [
-        Artifact("nodes/plan.json", text=json.dumps(plan(cluster), indent=2, ensure_ascii=False) + "\n"),
-        Artifact("nodes/apply.sh", text=script(cluster), executable=True),
+        Artifact(
+            "nodes/plan.json", text=json.dumps(plan(cluster), indent=2, ensure_ascii=False) + "\n", sources=sources
+        ),
+        Artifact("nodes/apply.sh", text=script(cluster), executable=True, sources=sources),
     ]
 
 
