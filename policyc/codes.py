@@ -266,6 +266,13 @@ _RULES: tuple[Rule, ...] = (
         Severity.WARNING,
         "A PriorityClass's value differs from the previous output: the API server refuses the change in place.",
     ),
+    Rule(
+        "PC435",
+        "priority-class-name-too-long-for-quota",
+        Severity.ERROR,
+        "A priority class named in a tenant's quota scope is longer than 63 characters: the API server cannot "
+        "match pods against that quota, and fails every pod create in the tenant's namespaces.",
+    ),
     # PC5xx: placement proof
     Rule(
         "PC501",

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from policyc.diagnostics import Diagnostic, diag
 from policyc.ir import Cluster
+from policyc.k8s.names import is_valid_label_value
 from policyc.k8s.validation import SYSTEM_PRIORITY_CLASS_PREFIX
 
 
@@ -20,6 +21,7 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
                 (*c.path, "name"),
                 hint=f"rename it, e.g. '{c.name.removeprefix(SYSTEM_PRIORITY_CLASS_PREFIX)}'",
             )
+    yield from _scope_values(cluster)
     if defaults:
         default = min(defaults, key=lambda c: c.path).name
         for t in cluster.tenants:
@@ -41,3 +43,23 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
                     (*c.path, "globalDefault"),
                     hint="at most one priority class may be the default",
                 )
+
+
+def _scope_values(cluster: Cluster) -> Iterator[Diagnostic]:
+    """Class names the tenants' priority quotas list (`policyc.backends.kubernetes`) must be label values: the
+    server reads the scope as a label selector when a pod is created, and fails the create if it cannot."""
+    if not cluster.tenants:
+        return
+    every = {c.name for c in cluster.priority_classes}
+    listed = set().union(*(every if t.allowed_priority_classes is None else t.allowed_priority_classes
+                           for t in cluster.tenants))  # fmt: skip
+    for c in cluster.priority_classes:
+        if c.name in listed and is_valid_label_value(c.name):
+            yield diag(
+                "priority-class-name-too-long-for-quota",
+                f"priority class '{c.name[:40]}...' has a name of {len(c.name)} characters; tenants' quotas list "
+                "it in a PriorityClass scope, which takes at most 63, and the API server would then fail every pod "
+                "create in their namespaces",
+                (*c.path, "name"),
+                hint="give the class a name of at most 63 characters",
+            )

@@ -10,7 +10,8 @@ ResourceQuota, in the order kube-apiserver runs them.
    (extended resources such as GPUs, huge pages) need a limit equal to them, and extended resources are whole.
 5. Validating LimitRanger: `min`, `max` and `maxLimitRequestRatio` per container and per pod.
 6. ResourceQuota: every quota the pod matches (its scopes, and at least one key a pod counts towards), in name
-   order: first that each container states every cpu/memory key the quota constrains ("must specify"), then that
+   order: first that each quota's PriorityClass scope can be read as a label selector (else every pod fails), that
+   each container states every cpu/memory key the quota constrains ("must specify"), then that
    usage plus the pod stays within `hard` for every key the pod adds to.
 
 Facts from Kubernetes (`plugin/pkg/admission/{limitranger,priority,resourcequota}`,
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Final
 
+from policyc.k8s import names
 from policyc.k8s.quantity import Quantity
 from policyc.k8s.scheduling import label_requirement_matches
 from policyc.k8s.validation import (
@@ -450,6 +452,20 @@ def quota_scopes(quota: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     )
 
 
+def scope_problem(quota: Mapping[str, Any]) -> str | None:
+    """Why the server cannot match pods against a quota's PriorityClass scope, or None. It makes a label selector
+    of it, so every value must be a label value (63 characters at most): a longer class name is a valid quota
+    (nothing refuses it) that fails every pod create in its namespace."""
+    for requirement in quota_scopes(quota):
+        if requirement.get("scopeName") != "PriorityClass":
+            continue
+        for value in requirement.get("values") or ():
+            problems = names.is_valid_label_value(value)
+            if problems:
+                return f"values[{value!r}]: Invalid value: {'; '.join(problems)}"
+    return None
+
+
 def quota_matches(quota: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
     """Whether a quota applies to a pod: it has a key pods count towards, and the pod is in every scope."""
     hard = (quota.get("spec") or {}).get("hard") or {}
@@ -478,6 +494,16 @@ def _quota_refusal(
 ) -> Refusal | None:
     name = (pod.get("metadata") or {}).get("name", "")
     spec = pod.get("spec") or {}
+    for q in sorted(quotas, key=lambda q: q["metadata"]["name"]):
+        problem = scope_problem(q)
+        if problem is not None:
+            quota_name = q["metadata"]["name"]
+            return Refusal(
+                "ResourceQuota",
+                500,
+                f"Internal error occurred: error matching scopes of quota {quota_name}, err: {problem}",
+                quota_name,
+            )
     matching = sorted((q for q in quotas if quota_matches(q, pod)), key=lambda q: q["metadata"]["name"])
     for q in matching:
         missing = _must_specify(q, spec)

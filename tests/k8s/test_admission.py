@@ -96,3 +96,25 @@ def test_several_limit_ranges_default_in_name_order_and_the_last_annotation_stay
     assert pod["metadata"]["annotations"]["kubernetes.io/limit-ranger"] == (
         "LimitRanger plugin set: memory request for container c; memory limit for container c"
     )
+
+
+def test_a_priority_scope_value_that_is_no_label_value_fails_every_pod() -> None:
+    """The quota plugin reads a PriorityClass scope as a label selector (labels.NewRequirement): a class name of
+    64 characters or more is a valid quota, yet every pod create in its namespace then fails."""
+    long_name = "c" * 64
+    quota = {
+        "metadata": {"name": "classes"},
+        "spec": {
+            "hard": {"pods": "0"},
+            "scopeSelector": {
+                "matchExpressions": [{"scopeName": "PriorityClass", "operator": "NotIn", "values": [long_name]}]
+            },
+        },
+    }
+    refusal = admit_pod(_pod(_container("c")), quotas=[quota], priority_classes=[_class(long_name, 5)]).refusal
+    assert refusal is not None and refusal.code == 500 and refusal.object == "classes"
+    assert "error matching scopes of quota classes" in refusal.message
+    fine = {**quota, "spec": {**quota["spec"], "scopeSelector": {"matchExpressions": [
+        {"scopeName": "PriorityClass", "operator": "NotIn", "values": ["c" * 63]}]}}}  # fmt: skip
+    assert admit_pod(_pod(_container("c"), priorityClassName="c" * 63), quotas=[fine],
+                     priority_classes=[_class("c" * 63, 5)]).admitted  # fmt: skip
