@@ -8,7 +8,7 @@ and provenance.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from policyc.diagnostics import Path
@@ -148,6 +148,15 @@ class Tenant:
     quota: Quota | None
     limit_range: LimitRange | None
     path: Path
+
+
+def queue_chain(tenant: Tenant, tenants: Mapping[str, Tenant]) -> list[Tenant]:
+    """The tenant, then its queue's ancestors, nearest first (a cycle, which the checks report, ends the chain)."""
+    chain, seen = [tenant], {tenant.name}
+    while (parent := chain[-1].queue.parent) in tenants and parent not in seen:
+        seen.add(parent)
+        chain.append(tenants[parent])
+    return chain
 
 
 @dataclass(frozen=True, slots=True)

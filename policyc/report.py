@@ -6,7 +6,7 @@ quota overcommit per resource; per workload whether all its pods fit at once in 
 and the pools it can use, with the room left; and every warning.
 
 Attribution (`ATTRIBUTION`): a tenant's GPU guarantee, less what its child queues' guarantees take (`own_guarantees`),
-counts only on the tiers of the pools its queue subtree's workloads can reach (`tenant_reach`), split across those
+counts only on the tiers of the pools its queue subtree's workloads can reach (`subtree_reach`), split across those
 tiers in proportion to the GPUs of the reached pools in each. A tenant none of whose workloads can land on a pool
 (none declared, or none placeable) is counted apart, on no tier.
 The HTML form draws GPU capacity against guarantees per tier as inline SVG: no script, no network.
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from policyc.backends.kubernetes import QUOTA_NAME, quota_object
-from policyc.checks.capacity import own_guarantees, quota_totals, tenant_reach
+from policyc.checks.capacity import own_guarantees, quota_totals, subtree_reach
 from policyc.checks.sizing import pool_room, queue_use
 from policyc.compiler import Compilation
 from policyc.contract import contract_pod, pod_resources, reachable_pools
@@ -89,27 +89,15 @@ ATTRIBUTION = (
 )
 
 
-def _placed(cluster: Cluster) -> set[str]:
-    """Tenants whose queue subtree has a workload that can land on some pool."""
-    parent = {t.name: t.queue.parent for t in cluster.tenants}
-    out: set[str] = set()
-    for w in cluster.workloads:
-        name = w.tenant if reachable_pools(cluster, w) else None
-        while name is not None and name not in out:  # up the tree; a cycle (reported elsewhere) stops it
-            out.add(name)
-            name = parent.get(name)
-    return out
-
-
 def figures(cluster: Cluster) -> Figures:
     gpu = cluster.gpu_resource
     pools = [(p.name, p.usage, p.tier, p.product, len(p.nodes), p.gpus) for p in cluster.pools]
-    reach, placed = tenant_reach(cluster), _placed(cluster)
+    reach = subtree_reach(cluster)
     guaranteed: dict[str, Fraction] = {}
     unattributed = Fraction(0)
     tenants = []
     for t, own in own_guarantees(cluster):
-        reached = [p for p in cluster.pools if p.name in reach[t.name]] if t.name in placed else []
+        reached = [p for p in cluster.pools if p.name in reach[t.name]]
         tiers = sorted({p.tier for p in reached})
         amount = own.get(gpu)
         reached_gpus = sum(p.gpus for p in reached)

@@ -19,7 +19,7 @@ from fractions import Fraction
 
 from policyc.contract import reachable_pools
 from policyc.diagnostics import Diagnostic, diag, listing
-from policyc.ir import Cluster, Tenant
+from policyc.ir import Cluster, Tenant, queue_chain
 from policyc.k8s.quantity import Quantity
 
 SHOWN = 6
@@ -44,23 +44,23 @@ def own_guarantees(cluster: Cluster) -> list[tuple[Tenant, dict[str, Quantity]]]
     return out
 
 
-def tenant_reach(cluster: Cluster) -> dict[str, frozenset[str]]:
-    """Tenant -> names of the pools its subtree's workloads can reach (every pool when they reach none)."""
-    reach: dict[str, set[str]] = {}
+def subtree_reach(cluster: Cluster) -> dict[str, frozenset[str]]:
+    """Tenant -> names of the pools its queue subtree's workloads can reach (empty when none can land anywhere)."""
+    tenants = {t.name: t for t in cluster.tenants}
+    reach: dict[str, set[str]] = {name: set() for name in tenants}
     for w in cluster.workloads:
-        reach.setdefault(w.tenant, set()).update(p.name for p in reachable_pools(cluster, w))
-    parent = {t.name: t.queue.parent for t in cluster.tenants}
-    subtree: dict[str, set[str]] = {}
-    for t in cluster.tenants:
-        seen, name = set(), t.name
-        while name is not None and name not in seen:  # up the tree; a cycle (reported elsewhere) stops it
-            seen.add(name)
-            if t.name in reach:
-                subtree.setdefault(name, set()).update(reach[t.name])
-            name = parent.get(name)
+        if w.tenant in tenants:
+            pools = {p.name for p in reachable_pools(cluster, w)}
+            for t in queue_chain(tenants[w.tenant], tenants):
+                reach[t.name] |= pools
+    return {name: frozenset(pools) for name, pools in reach.items()}
+
+
+def tenant_reach(cluster: Cluster) -> dict[str, frozenset[str]]:
+    """Tenant -> the pools its guarantee can be kept on: those its subtree's workloads reach, or every pool when
+    they reach none (workloads that land nowhere are the placement proof's to report, and confine nothing)."""
     everything = frozenset(p.name for p in cluster.pools)
-    # Workloads that can land nowhere are the placement proof's to report: they do not confine their tenant.
-    return {t.name: frozenset(subtree.get(t.name) or everything) for t in cluster.tenants}
+    return {name: pools or everything for name, pools in subtree_reach(cluster).items()}
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:

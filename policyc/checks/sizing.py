@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from policyc.contract import PodResources, pod_resources, pods_per_node, reachable_pools
 from policyc.diagnostics import Diagnostic, diag, listing
-from policyc.ir import Cluster, Pool, Tenant, Workload
+from policyc.ir import Cluster, Pool, Tenant, Workload, queue_chain
 from policyc.k8s.quantity import Quantity
 
 
@@ -92,15 +92,6 @@ def _gang_on_pools(cluster: Cluster, w: Workload, pods: PodResources, pools: Seq
     )
 
 
-def capability_chain(tenant: Tenant, tenants: dict[str, Tenant]) -> list[Tenant]:
-    """The tenant, then its queue's ancestors, nearest first (a cycle, reported elsewhere, ends the chain)."""
-    chain, seen = [tenant], {tenant.name}
-    while (parent := chain[-1].queue.parent) in tenants and parent not in seen:
-        seen.add(parent)
-        chain.append(tenants[parent])
-    return chain
-
-
 @dataclass(frozen=True, slots=True)
 class QueueUse:
     """What all of a workload's pods take of one resource its queue (or the nearest ancestor) caps."""
@@ -113,7 +104,7 @@ class QueueUse:
 
 
 def queue_use(w: Workload, pods: PodResources, tenants: dict[str, Tenant]) -> list[QueueUse]:
-    chain = capability_chain(tenants[w.tenant], tenants)
+    chain = queue_chain(tenants[w.tenant], tenants)
     out = []
     for resource, each in pods.requests.items():
         capped = next((t for t in chain if resource in t.queue.capability), None)
