@@ -1,10 +1,14 @@
 """Generate a valid policy of a given size for the benchmark.
 
-    python bench/generate.py --nodes 5000 --pools 100 --tenants 500 --workloads 200 > big.yaml
+    python bench/generate.py --nodes 5000 --pools 100 --tenants 500 --workloads 200 [--backend kueue] > big.yaml
 
 Pools cycle through three GPU tiers and the three usages; every tenant owns two namespaces, a queue with a
 guarantee and a quota; workloads spread over tenants and tiers, half training, half inference. The
 guarantees and quotas are sized to fit the cluster, so the policy compiles without errors.
+
+The scheduler backend is volcano unless `backend` names another (`spec.scheduler: {backend: ...}`; the
+volcano policy leaves it out, as it always has). Only volcano runs VolcanoJobs: for the others the training
+workloads are batch/v1 Jobs and PyTorchJobs.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ TIERS = (("high", "NVIDIA-H100-80GB"), ("mid", "NVIDIA-A40"), ("low", "NVIDIA-L4
 USAGES = ("training", "inference", "hybrid")
 
 
-def policy(nodes: int, pools: int, tenants: int, workloads: int) -> str:
+def policy(nodes: int, pools: int, tenants: int, workloads: int, backend: str = "volcano") -> str:
     per_pool = max(1, nodes // pools)
     width = len(str(per_pool))
     out = [
@@ -26,6 +30,7 @@ def policy(nodes: int, pools: int, tenants: int, workloads: int) -> str:
         "spec:",
         '  kubernetesVersion: "1.33"',
         "  domain: ai.example.com",
+        *([] if backend == "volcano" else [f"  scheduler: {{backend: {backend}}}"]),
         '  controlPlane: {nodes: ["cp-[1-3]"]}',
         "  gpuTiers:",
         *(f"    - {{name: {name}, products: [{product}]}}" for name, product in TIERS),
@@ -53,13 +58,14 @@ def policy(nodes: int, pools: int, tenants: int, workloads: int) -> str:
             f"    - name: team-{t:04d}",
             f"      namespaces: [team-{t:04d}, team-{t:04d}-dev]",
             "      priorityClasses: [prod, batch, serving]",
-            f"      queue: {{weight: {1 + t % 4}, guarantee: {{gpu: {guarantee}}}, capability: {{gpu: {guarantee * 4}}}}}",
-            f'      quota: {{requests: {{cpu: "256", memory: 2000Gi, gpu: {guarantee}}}, '
-            'limits: {cpu: "512"}}',
+            f"      queue: {{weight: {1 + t % 4}, guarantee: {{gpu: {guarantee}}}, "
+            f"capability: {{gpu: {guarantee * 4}}}}}",
+            f'      quota: {{requests: {{cpu: "256", memory: 2000Gi, gpu: {guarantee}}}, limits: {{cpu: "512"}}}}',
             "      limitRange: {defaultRequest: {cpu: 500m, memory: 1Gi}, default: {cpu: '1', memory: 2Gi}}",
         ]
     out.append("  workloads:")
-    kinds = {"training": ("VolcanoJob", "PyTorchJob"), "inference": ("Deployment",)}
+    training = ("VolcanoJob" if backend == "volcano" else "Job", "PyTorchJob")
+    kinds = {"training": training, "inference": ("Deployment",)}
     for w in range(workloads):
         kind_type = "training" if w % 2 == 0 else "inference"
         tier = TIERS[w % 3][0]
@@ -75,8 +81,9 @@ def main() -> None:
     parser.add_argument("--pools", type=int, default=100)
     parser.add_argument("--tenants", type=int, default=500)
     parser.add_argument("--workloads", type=int, default=200)
+    parser.add_argument("--backend", default="volcano", help="scheduler backend (spec.scheduler.backend)")
     args = parser.parse_args()
-    sys.stdout.write(policy(args.nodes, args.pools, args.tenants, args.workloads))
+    sys.stdout.write(policy(args.nodes, args.pools, args.tenants, args.workloads, args.backend))
 
 
 if __name__ == "__main__":

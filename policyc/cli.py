@@ -62,7 +62,7 @@ def _emit_diagnostics(compilations: list, fmt: str) -> None:
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="policyc")
 def main() -> None:
-    """Compile a GPU cluster policy into verified Kubernetes and Volcano manifests."""
+    """Compile a GPU cluster policy into verified Kubernetes and batch scheduler manifests."""
 
 
 @main.command()

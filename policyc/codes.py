@@ -1,7 +1,8 @@
 """The catalogue of diagnostic codes.
 
 Every diagnostic policyc reports carries one of these stable codes. Codes are never reused or renumbered;
-a retired code stays in the table, marked retired. The hundreds group the stage that finds the problem:
+a retired code stays in the table, marked retired. A scheduler backend's own rules live in its package
+(`<package>.codes.RULES`) and join the catalogue here. The hundreds group the stage that finds the problem:
 
 - PC0xx  reading the file (YAML syntax, encoding, size, tags, duplicate keys)
 - PC1xx  shape of the policy (unknown fields, types, required fields, allowed values)
@@ -9,13 +10,13 @@ a retired code stays in the table, marked retired. The hundreds group the stage 
 - PC3xx  references between parts of the policy and uniqueness of names
 - PC4xx  meaning: quotas, queues, priorities, pools
 - PC5xx  the proof: admission and placement of the emitted templates
-- PC6xx  the Volcano scheduler configuration
-- PC7xx  the Kueue backend
+- PC6xx-PC8xx  a scheduler backend's own rules (a range per backend), and the choice of backend (PC701, PC702)
 - PC9xx  the compiler's own output failed verification (a policyc bug, or a limit of the target)
 """
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -126,12 +127,6 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule("PC407", "several-global-defaults", Severity.ERROR, "More than one priority class is globalDefault."),
     Rule(
-        "PC408",
-        "reserved-queue-name",
-        Severity.ERROR,
-        "A tenant named like a queue Volcano creates itself ('root', 'default').",
-    ),
-    Rule(
         "PC409",
         "non-integer-quantity",
         Severity.ERROR,
@@ -175,7 +170,6 @@ _RULES: tuple[Rule, ...] = (
         "Namespace quotas together allow more of a resource than the cluster has.",
     ),
     Rule("PC416", "tier-without-pools", Severity.WARNING, "A GPU tier that no node pool provides."),
-    Rule("PC417", "queue-tree-too-deep", Severity.ERROR, "A queue nested deeper than Volcano allows (5 levels)."),
     Rule(
         "PC418",
         "children-exceed-parent",
@@ -189,21 +183,9 @@ _RULES: tuple[Rule, ...] = (
         "PC420",
         "workload-in-parent-queue",
         Severity.ERROR,
-        "A workload submits to a queue that has child queues; Volcano accepts jobs only in leaf queues.",
-    ),
-    Rule(
-        "PC421", "hierarchy-needs-capacity", Severity.ERROR, "Queue parents are used without the capacity queue plugin."
+        "A workload submits to a queue that has child queues; the scheduler accepts jobs only in leaf queues.",
     ),
     Rule("PC422", "queue-cycle", Severity.ERROR, "Queue parents form a cycle."),
-    Rule(
-        "PC423",
-        "deserved-ignored",
-        Severity.WARNING,
-        "deserved is set with the proportion plugin, which ignores it (it only satisfies the webhook).",
-    ),
-    Rule(
-        "PC424", "weight-ignored", Severity.WARNING, "A queue weight is set with the capacity plugin, which ignores it."
-    ),
     Rule(
         "PC425",
         "pod-larger-than-nodes",
@@ -310,85 +292,31 @@ _RULES: tuple[Rule, ...] = (
         "A node agent (a DaemonSet the GPU nodes need, e.g. the device plugin) does not tolerate a taint of nodes "
         "it must run on.",
     ),
-    # PC6xx: volcano-scheduler.conf
-    Rule("PC601", "unknown-scheduler-action", Severity.ERROR, "An action Volcano does not have."),
-    Rule("PC602", "unknown-scheduler-plugin", Severity.ERROR, "A plugin Volcano does not have."),
-    Rule(
-        "PC603",
-        "unknown-plugin-option",
-        Severity.ERROR,
-        "A plugin option (enable... flag) Volcano does not read; it would be silently ignored.",
-    ),
-    Rule(
-        "PC604",
-        "unknown-plugin-argument",
-        Severity.ERROR,
-        "A plugin argument Volcano does not read; it would be silently ignored.",
-    ),
-    Rule(
-        "PC605",
-        "plugin-argument-type",
-        Severity.ERROR,
-        "A plugin argument of the wrong type: ignored by Volcano, or a crash-loop of the scheduler.",
-    ),
-    Rule("PC606", "conflicting-plugins", Severity.ERROR, "Plugins that must not be enabled together."),
-    Rule("PC607", "duplicate-plugin", Severity.ERROR, "A plugin configured twice."),
-    Rule(
-        "PC608",
-        "missing-scheduler-action",
-        Severity.WARNING,
-        "An action the policy relies on (reclaim for guarantees, enqueue) is not enabled.",
-    ),
-    # PC7xx: Kueue
     Rule(
         "PC701",
         "kind-not-supported-by-backend",
         Severity.ERROR,
-        "A workload kind the chosen scheduler backend cannot admit (a VolcanoJob with Kueue).",
+        "A workload kind the chosen scheduler backend cannot run.",
     ),
     Rule(
         "PC702",
         "setting-not-supported-by-backend",
         Severity.ERROR,
-        "A scheduler setting of another backend (Volcano's actions, queuePlugin, plugins with Kueue).",
-    ),
-    Rule(
-        "PC703",
-        "queue-field-ignored-by-kueue",
-        Severity.WARNING,
-        "A queue field Kueue has no equivalent for (priority, deserved); it is not compiled.",
-    ),
-    Rule(
-        "PC704",
-        "pool-without-allocatable",
-        Severity.ERROR,
-        "A pool without allocatable cpu or memory: Kueue needs every flavor's capacity to give quota.",
-    ),
-    Rule(
-        "PC705",
-        "nominal-quota-exceeds-pool",
-        Severity.ERROR,
-        "The nominal quotas of a flavor add up to more than its pool has.",
-    ),
-    Rule(
-        "PC706",
-        "flavor-admits-forbidden-pool",
-        Severity.ERROR,
-        "A queue offers a flavor that a workload with preferred placement must not use; Kueue would place it there.",
-    ),
-    Rule(
-        "PC707",
-        "kueue-limit",
-        Severity.ERROR,
-        "The policy needs more than Kueue allows: over 64 flavors in a queue, over 8 node labels, taints or "
-        "tolerations on a flavor, or a flavor name over 253 characters.",
+        "A scheduler setting of another backend than the one the policy selects.",
     ),
     # PC9xx: output verification
     Rule("PC901", "output-schema", Severity.ERROR, "An emitted object does not pass its Kubernetes or CRD schema."),
 )
 
-RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}
-BY_NAME: dict[str, Rule] = {rule.name: rule for rule in _RULES}
+
+def _backend_rules() -> list[Rule]:
+    from policyc.backends import SCHEDULERS
+
+    return [r for package in SCHEDULERS.values() for r in importlib.import_module(f"{package}.codes").RULES]
+
+
+RULES: dict[str, Rule] = {rule.code: rule for rule in sorted((*_RULES, *_backend_rules()), key=lambda r: r.code)}
+BY_NAME: dict[str, Rule] = {rule.name: rule for rule in RULES.values()}
 
 
 def rule(name: str) -> Rule:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from policyc.diagnostics import Path
 from policyc.k8s.quantity import Quantity
+from policyc.model.base import SchedulerSettings
 
 Resources = dict[str, Quantity]
 """Resource name (cpu, memory, nvidia.com/gpu, ...) to quantity, sorted by name."""
@@ -187,16 +188,6 @@ class Workload:
 
 
 @dataclass(frozen=True, slots=True)
-class Scheduler:
-    backend: str
-    actions: tuple[str, ...]
-    queue_plugin: str
-    placement: str
-    plugins: tuple[dict, ...]
-    """The policy's extra plugin settings, in order (index i came from spec.scheduler.plugins[i])."""
-
-
-@dataclass(frozen=True, slots=True)
 class NodeAgent:
     """A DaemonSet that must run on the nodes of `pools`."""
 
@@ -220,7 +211,8 @@ class Cluster:
     pools: tuple[Pool, ...]
     control_plane_nodes: tuple[str, ...]
     priority_classes: tuple[PriorityClass, ...]
-    scheduler: Scheduler
+    scheduler: SchedulerSettings
+    """`spec.scheduler`: the selected backend's settings model."""
     tenants: tuple[Tenant, ...]
     workloads: tuple[Workload, ...]
     node_agents: tuple[NodeAgent, ...] = ()

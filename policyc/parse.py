@@ -12,8 +12,9 @@ import typing
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, Tag, TypeAdapter, ValidationError
 
+from policyc.backends import settings as backend_settings
 from policyc.diagnostics import Diagnostic, Path, describe_value, diag, did_you_mean, where
 from policyc.load import SourceMap
 from policyc.model import ClusterPolicy
@@ -103,15 +104,18 @@ _RANGE = {"greater_than_equal": ">=", "less_than_equal": "<=", "greater_than": "
 
 
 def _diagnostic(err: dict, source_map: SourceMap) -> Diagnostic:
-    kind, loc, value, ctx = err["type"], tuple(err["loc"]), err.get("input"), err.get("ctx") or {}
+    kind, tagged, value, ctx = err["type"], tuple(err["loc"]), err.get("input"), err.get("ctx") or {}
     at_key = False
-    if loc and loc[-1] == "[key]":
-        loc, at_key = loc[:-1], True
+    if tagged and tagged[-1] == "[key]":
+        tagged, at_key = tagged[:-1], True
+    loc = _untagged(tagged)
     place = where(loc)
     if kind == "policyc":
         return diag(ctx["rule"], f"{place}: {ctx['message']}", loc, hint=ctx.get("hint"), at_key=at_key)
     if kind == "extra_forbidden":
-        return _unknown_field(loc)
+        return _unknown_field(tagged)
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        return _unknown_tag(loc, value, source_map)
     if kind == "missing":
         return diag(
             "missing-field", f"{where(loc[:-1])} is missing the required field '{loc[-1]}'", loc[:-1], at_key=True
@@ -122,7 +126,7 @@ def _diagnostic(err: dict, source_map: SourceMap) -> Diagnostic:
             "wrong-type",
             f"{place} must be {_TYPE_NAMES[kind]}, not {describe_value(value, text)}",
             loc,
-            hint=_type_hint(kind, value, text, loc),
+            hint=_type_hint(kind, value, text, tagged),
         )
     if kind == "literal_error":
         expected = [x.strip().strip("'") for x in ctx.get("expected", "").replace(" or ", ", ").split(",")]
@@ -148,15 +152,86 @@ def _diagnostic(err: dict, source_map: SourceMap) -> Diagnostic:
     return diag("invalid-value", f"{place}: {err['msg']}", loc)
 
 
-def _unknown_field(loc: Path) -> Diagnostic:
-    name = str(loc[-1])
-    allowed = _fields_at(loc[:-1])
+def _unknown_field(tagged: Path) -> Diagnostic:
+    name, loc = str(tagged[-1]), _untagged(tagged)
+    allowed = _fields_at(tagged[:-1])
     hint = did_you_mean(name, allowed) if allowed else None
     if hint is None or not hint.startswith("did you mean"):
-        homes = [child for child in allowed if name in _fields_at((*loc[:-1], child))]
+        other = _other_member_with(tagged[:-1], name)
+        if other is not None:
+            tag, title = other
+            own = [f for f in allowed if f != _DISCRIMINATOR]
+            settings = (
+                f"{own[0]} is the one scheduler setting" if len(own) == 1 else f"its settings are {', '.join(own)}"
+            )
+            return diag(
+                "setting-not-supported-by-backend",
+                f"{where(loc)}: a {title} setting; the {tag} backend has no equivalent",
+                loc,
+                hint=f"remove {name} ({settings} {tag} uses)" if len(own) == 1 else f"remove {name} ({settings})",
+                at_key=True,
+            )
+        homes = [child for child in allowed if name in _fields_at((*tagged[:-1], child))]
         if homes:
             hint = f"'{name}' belongs under '{homes[0]}'"
     return diag("unknown-field", f"unknown field '{name}' in {where(loc[:-1])}", loc, hint=hint, at_key=True)
+
+
+_DISCRIMINATOR = "backend"
+"""The field whose value picks the member of a tagged union (`spec.scheduler`)."""
+
+
+def _unknown_tag(loc: Path, value: Any, source_map: SourceMap) -> Diagnostic:
+    """A tagged union's `backend` names no member (or is not a string)."""
+    tags = list(_tags(_unwrap(_model_at(loc))))
+    expected = ", ".join(f"'{t}'" for t in tags[:-1]) + f" or '{tags[-1]}'" if len(tags) > 1 else f"'{tags[0]}'"
+    at = (*loc, _DISCRIMINATOR)
+    tag = value.get(_DISCRIMINATOR) if isinstance(value, dict) else None
+    if not isinstance(tag, str):
+        return diag(
+            "wrong-type",
+            f"{where(at)} must be one of {expected}, not {describe_value(tag, source_map.texts.get(at))}",
+            at,
+        )
+    return diag(
+        "invalid-value", f"{where(at)} is '{tag}', which is not one of {expected}", at, hint=did_you_mean(tag, tags)
+    )
+
+
+def _tags(tp: Any) -> dict[str, Any]:
+    """Tag -> member of a tagged union type (empty for any other type)."""
+    if typing.get_origin(tp) not in (typing.Union, types.UnionType):
+        return {}
+    out = {}
+    for member in typing.get_args(tp):
+        tag = next((m for m in getattr(member, "__metadata__", ()) if isinstance(m, Tag)), None)
+        if tag is not None:
+            out[tag.tag] = typing.get_args(member)[0]
+    return out
+
+
+def _untagged(tagged: Path) -> Path:
+    """A pydantic location without the tags of tagged unions it passes (the file has no such level)."""
+    out: list = []
+    for part in tagged:
+        if isinstance(part, str) and part in _tags(_unwrap(_model_at(tuple(out)))):
+            continue
+        out.append(part)
+    return tuple(out)
+
+
+def _other_member_with(tagged: Path, name: str) -> tuple[str, str] | None:
+    """(tag, title) when `tagged` is in a member of the backends' tagged union and another backend's member defines
+    field `name`: the title is that backend's (its `settings.TITLE`)."""
+    if not tagged or not isinstance(tagged[-1], str):
+        return None
+    members = _tags(_unwrap(_model_at(tagged[:-1])))
+    if tagged[-1] not in members:
+        return None
+    for tag, model in members.items():
+        if tag != tagged[-1] and name in {f.alias or n for n, f in model.model_fields.items()}:
+            return tagged[-1], backend_settings(tag).TITLE
+    return None
 
 
 def _type_hint(kind: str, value: Any, text: str | None, loc: Path) -> str | None:
@@ -210,7 +285,10 @@ def _model_at(loc: Path) -> Any:
     model: Any = ClusterPolicy
     for part in loc:
         model = _unwrap(model)
-        if isinstance(part, int):
+        members = _tags(model)
+        if members:
+            model = members.get(part) if isinstance(part, str) else None
+        elif isinstance(part, int):
             args = typing.get_args(model)
             model = args[0] if args else None
         elif isinstance(model, type) and issubclass(model, BaseModel):

@@ -26,21 +26,19 @@ from policyc.parse import Parsed
 OWNED_DOMAINS = {
     "kubernetes.io": "Kubernetes (node-feature-discovery's feature.node.kubernetes.io among them)",
     "k8s.io": "Kubernetes",
-    "x-k8s.io": "Kubernetes SIG projects such as Kueue and Cluster API",
+    "x-k8s.io": "Kubernetes SIG projects (Cluster API, JobSet, LeaderWorkerSet ...)",
     "nvidia.com": "NVIDIA's GPU Operator, device plugin and GPU Feature Discovery",
     "amd.com": "AMD's GPU operator and device plugin",
     "intel.com": "Intel's device plugins",
     "habana.ai": "Intel Gaudi's device plugin",
     "huawei.com": "Huawei Ascend's device plugin",
-    "volcano.sh": "Volcano",
-    "run.ai": "NVIDIA Run:ai and the KAI Scheduler",
-    "kai.scheduler": "the KAI Scheduler",
     "kubeflow.org": "Kubeflow",
     "argoproj.io": "Argo CD",
     "karpenter.sh": "Karpenter",
 }
 """Label domains other systems own, with who owns them: labels and taints policyc managed under them would be
-mistaken for theirs, and theirs for policyc's (subdomains included)."""
+mistaken for theirs, and theirs for policyc's (subdomains included). The scheduler backends' own domains
+(their `settings.LABEL_DOMAINS`) count too."""
 GPU_OPERATOR_NAMESPACE = "gpu-operator"
 GPU_OPERATOR_AGENTS = (
     "nvidia-driver-daemonset",
@@ -54,7 +52,6 @@ GPU_OPERATOR_AGENTS = (
 )
 """The GPU Operator's DaemonSets on GPU nodes (its operands, and the node-feature-discovery worker of its chart,
 named after a Helm release called gpu-operator): the node agents of a policy that names none."""
-"""Workload kind by scheduler backend and workload type, when the policy names none."""
 
 
 def supported_kubernetes_versions() -> list[str]:
@@ -120,9 +117,6 @@ class _Resolver:
         tenants = self.tenants({c.name for c in classes})
         workloads = self.workloads({t.name: t for t in tiers}, tenants, classes)
         agents = self.node_agents(pools)
-        sched = spec.scheduler
-        scheduler = ir.Scheduler(sched.backend, tuple(sched.actions), sched.queue_plugin, sched.placement,
-                                 tuple(sched.plugins))  # fmt: skip
         cluster = ir.Cluster(
             name=self.policy.metadata.name,
             source=os.path.basename(self.file),
@@ -133,7 +127,7 @@ class _Resolver:
             pools=tuple(sorted(pools, key=lambda p: p.name)),
             control_plane_nodes=tuple(sorted(control_plane)),
             priority_classes=tuple(sorted(classes, key=lambda c: c.name)),
-            scheduler=scheduler,
+            scheduler=spec.scheduler,
             tenants=tuple(sorted(tenants.values(), key=lambda t: t.name)),
             workloads=tuple(sorted(workloads, key=lambda w: w.name)),
             node_agents=tuple(sorted(agents, key=lambda a: (a.namespace, a.name))),
@@ -180,8 +174,11 @@ class _Resolver:
             )
 
     def check_domain(self) -> None:
+        from policyc.backends import every_settings
+
         domain = self.spec.domain
-        for owned, owner in OWNED_DOMAINS.items():
+        backends = {d: m.TITLE for m in every_settings() for d in m.LABEL_DOMAINS}
+        for owned, owner in {**backends, **OWNED_DOMAINS}.items():
             if domain == owned or domain.endswith("." + owned):
                 self.report(
                     diag(
@@ -447,7 +444,7 @@ class _Resolver:
         guarantee = self.resources(q.guarantee, (*base, "guarantee"))
         capability = self.resources(q.capability, (*base, "capability"))
         deserved = self.resources(q.deserved or {}, (*base, "deserved"))
-        # Volcano's webhook (v1.14+) demands deserved >= guarantee for every guaranteed resource.
+        # deserved defaults to the guarantee, resource by resource (the language's rule).
         completed = dict(sorted({**guarantee, **deserved}.items()))
         return ir.Queue(q.weight, guarantee, completed, deserved, capability, q.reclaimable, parent, q.priority)
 
@@ -539,9 +536,9 @@ class _Resolver:
     def workloads(
         self, tiers: dict[str, ir.Tier], tenants: dict[str, ir.Tenant], classes: list[ir.PriorityClass]
     ) -> list[ir.Workload]:
-        from policyc.backends import scheduler
+        from policyc.backends import settings
 
-        default_kinds = scheduler(self.spec.scheduler.backend).DEFAULT_KINDS
+        default_kinds = settings(self.spec.scheduler.backend).DEFAULT_KINDS
         class_names = {c.name for c in classes}
         default_class = next((c.name for c in classes if c.global_default), None)
         out = []

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from policyc.backends import SCHEDULERS
+
 SCHEMA_FILE = "policy.schema.json"
 
-STARTER = """\
+_STARTER = """\
 # yaml-language-server: $schema=policy.schema.json
 #
 # A starter policy written by `policyc init`. Build it with:
@@ -49,11 +51,10 @@ spec:
     - {name: training, value: 1000, globalDefault: true, description: Batch training}
 
   scheduler:
-    backend: volcano
-    queuePlugin: proportion        # proportion (weights) or capacity (deserved, hierarchical queues)
+    backend: @BACKEND@
     placement: binpack             # binpack or spread, weighted on the GPU
 
-  # Tenants: their namespaces, their Volcano queue, and a ResourceQuota per namespace.
+  # Tenants: their namespaces, their scheduler queue, and a ResourceQuota per namespace.
   tenants:
     - name: research
       namespaces: [research]
@@ -67,7 +68,10 @@ spec:
 
   # Workload classes: each becomes templates/<name>.yaml with the right affinity and tolerations.
   workloads:
-    - {name: pretrain, type: training, tenant: research, gpuTier: large, gpus: 8, replicas: 2, kind: VolcanoJob}
+    - {name: pretrain, type: training, tenant: research, gpuTier: large, gpus: 8, replicas: 2}
     - {name: chat, type: inference, tenant: product, gpuTier: small, gpus: 1, replicas: 4, kind: Deployment,
        priorityClass: serving}
 """
+_default, *_others = SCHEDULERS
+STARTER = _STARTER.replace("@BACKEND@", f"{_default:<22}# or {' or '.join(_others)}: each has its own settings")
+"""The starter policy, naming the registered scheduler backends."""

@@ -107,7 +107,7 @@ def scalar(value: Any) -> str:
 
 def _float(value: float) -> str:
     """The shortest text that reads back as the same float, with a '.' in it: YAML 1.1 readers (Go's yaml.v2,
-    which Volcano and kube components use) take '1e+20' for a string, '1.0e+20' for a float."""
+    which several cluster components use) take '1e+20' for a string, '1.0e+20' for a float."""
     if math.isnan(value):
         return ".nan"
     if math.isinf(value):

@@ -68,10 +68,13 @@ def test_a_child_may_not_guarantee_what_its_parent_does_not(compile_text) -> Non
 
 
 def test_the_policy_language_names_exactly_the_kinds_policyc_templates() -> None:
-    """One table of workload kinds (policyc.backends.workloads.KINDS); the model's literal must name the same."""
+    """Each backend templates exactly the kinds its settings declare, and the language names every one of them."""
     from typing import get_args
 
-    from policyc.backends.workloads import KINDS
+    from policyc.backends import SCHEDULERS, scheduler, settings
     from policyc.model.policy import WorkloadKind
 
-    assert set(get_args(WorkloadKind)) == set(KINDS)
+    for name in SCHEDULERS:
+        assert list(scheduler(name).KINDS) == list(settings(name).WORKLOAD_KINDS), name
+        assert set(settings(name).DEFAULT_KINDS.values()) <= set(settings(name).WORKLOAD_KINDS), name
+    assert set(get_args(WorkloadKind)) == {k for name in SCHEDULERS for k in settings(name).WORKLOAD_KINDS}

@@ -153,7 +153,7 @@ def test_a_tenant_cannot_take_a_class_it_is_not_allowed(priority_class: str) -> 
 def test_without_a_default_class_only_unrestricted_tenants_run_pods_naming_none(tmp_path: Path) -> None:
     """The starter's 'research' may use class 'training' only; 'product' lists no classes."""
     policy = STARTER.replace("globalDefault: true", "globalDefault: false").replace(
-        "kind: VolcanoJob}", "kind: VolcanoJob, priorityClass: training}"
+        "replicas: 2}", "replicas: 2, priorityClass: training}"
     )
     path = tmp_path / "policy.yaml"
     path.write_text(policy, encoding="utf-8")

@@ -1,15 +1,21 @@
 """Backends: pure functions from the cluster IR to artifacts (files to write). No I/O here.
 
 The Kubernetes objects (namespaces, quotas, priority classes), the node plan, the node agents' tolerations and
-the workload templates are the same for every scheduler. A scheduler backend is a package (``volcano``,
-``kueue``) with the contract of `policyc.backends.interface.SchedulerBackend`: its objects, how a workload joins
-its queue, the workload kinds it runs and its checks. Adding one is a package and a line in `SCHEDULERS`.
+the workload templates are the same for every scheduler. A scheduler backend is a package registered in
+`SCHEDULERS`, with three modules the rest of policyc reads:
+
+- ``settings``: its settings model (one member of the union `spec.scheduler` is), the workload kinds it runs,
+  and the namespaces, label domains and device resources it owns. Light: every process imports it.
+- ``codes``: its diagnostic rules (`RULES`), part of the catalogue in `policyc.codes`.
+- ``backend``: the contract of `policyc.backends.interface.SchedulerBackend` (its objects, how a workload joins
+  its queue, its checks), imported only when a policy selects it.
 """
 
 from __future__ import annotations
 
 import importlib
 from functools import cache
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -21,12 +27,22 @@ SCHEDULERS = {
     "volcano": "policyc.backends.volcano",
     "kueue": "policyc.backends.kueue",
 }
-"""Scheduler backend name -> its package, imported when a policy selects it."""
+"""Scheduler backend name -> its package. The first is the default."""
 
 
 @cache
 def scheduler(name: str) -> SchedulerBackend:
-    return importlib.import_module(SCHEDULERS[name])  # type: ignore[return-value]  # a module with the contract
+    return importlib.import_module(f"{SCHEDULERS[name]}.backend")  # type: ignore[return-value]  # has the contract
+
+
+@cache
+def settings(name: str) -> ModuleType:
+    return importlib.import_module(f"{SCHEDULERS[name]}.settings")
+
+
+def every_settings() -> list[ModuleType]:
+    """Every registered backend's `settings` module, in registry order."""
+    return [settings(name) for name in SCHEDULERS]
 
 
 def emit(cluster: Cluster) -> list[Artifact]:
@@ -39,6 +55,6 @@ def emit(cluster: Cluster) -> list[Artifact]:
         *backend.emit(cluster),
         *nodes.emit(cluster),
         *node_agents.emit(cluster),
-        *workloads.emit(cluster, backend.binding),
+        *workloads.emit(cluster, backend),
     ]
-    return sorted(argocd.finalize(artifacts), key=lambda a: a.path)
+    return sorted(argocd.finalize(artifacts, backend.WAVES), key=lambda a: a.path)

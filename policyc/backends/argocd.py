@@ -9,6 +9,8 @@ it, with it when an application prunes (the README says how to retire a tenant).
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import replace
 
 from policyc.artifacts import Artifact, Manifest
@@ -23,21 +25,19 @@ WAVES = {
     "ResourceQuota": 1,
     "LimitRange": 1,
     "ConfigMap": 1,
-    "Queue": 2,
-    "ResourceFlavor": 2,
-    "Cohort": 2,
-    "ClusterQueue": 3,
-    "LocalQueue": 4,
 }
-"""Kueue's queues come after the flavors and cohorts they name, and LocalQueues after their ClusterQueue."""
+"""Sync waves of the shared kinds: namespaces first, then what lives in them and the schedulers' configuration."""
+SCHEDULER_WAVE = 2
+"""Every other kind (a scheduler backend's objects) comes after them, in the backend's own `WAVES` where its objects
+name each other."""
 NEVER_PRUNED = frozenset({"Namespace"})
 """Kinds Argo CD must leave in place when they leave the output: deleting one deletes everything in it."""
 
 
-def _annotate(m: Manifest) -> Manifest:
+def _annotate(m: Manifest, waves: Mapping[str, int]) -> Manifest:
     """A copy of the manifest with the Argo CD annotations (only the metadata is copied; the rest is shared)."""
     obj = m.obj
-    annotations = {**obj["metadata"].get("annotations", {}), SYNC_WAVE: str(WAVES[obj["kind"]])}
+    annotations = {**obj["metadata"].get("annotations", {}), SYNC_WAVE: str(waves[obj["kind"]])}
     if crd_schema(obj["apiVersion"], obj["kind"]) is not None:
         annotations[SYNC_OPTIONS] = "SkipDryRunOnMissingResource=true"
     elif obj["kind"] in NEVER_PRUNED:
@@ -46,11 +46,12 @@ def _annotate(m: Manifest) -> Manifest:
                     m.sources)  # fmt: skip
 
 
-def finalize(artifacts: list[Artifact]) -> list[Artifact]:
+def finalize(artifacts: list[Artifact], scheduler_waves: Mapping[str, int]) -> list[Artifact]:
     """Annotate what Argo CD applies and add the kustomization.yaml that lists it in dependency order."""
-    out = [replace(a, manifests=tuple(_annotate(m) for m in a.manifests)) if a.synced else a for a in artifacts]
+    waves = defaultdict(lambda: SCHEDULER_WAVE, {**scheduler_waves, **WAVES})
+    out = [replace(a, manifests=tuple(_annotate(m, waves) for m in a.manifests)) if a.synced else a for a in artifacts]
     synced = sorted(
-        (a for a in out if a.synced), key=lambda a: (min(WAVES[m.obj["kind"]] for m in a.manifests), a.path)
+        (a for a in out if a.synced), key=lambda a: (min(waves[m.obj["kind"]] for m in a.manifests), a.path)
     )
     kustomization = {
         "apiVersion": "kustomize.config.k8s.io/v1beta1",

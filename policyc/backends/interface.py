@@ -1,6 +1,6 @@
-"""What a scheduler backend is: a package under `policyc.backends` that provides this module contract. The shared
-backends (Kubernetes objects, nodes, templates, Argo CD) call it and know no scheduler by name; `SCHEDULERS` in
-`policyc.backends` registers each package with one line, and a package is imported only when a policy selects it.
+"""What a scheduler backend is: the module `backend` of a package registered in `policyc.backends.SCHEDULERS`
+provides this contract (the package's `settings` and `codes` modules are described there). The shared backends
+(Kubernetes objects, nodes, templates, Argo CD), checks and proofs call it and know no scheduler by name.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from typing import Protocol
 
 from policyc.artifacts import Artifact
 from policyc.backends.binding import Binding
+from policyc.backends.workloads import Kind
 from policyc.diagnostics import Diagnostic
 from policyc.ir import Cluster, Workload
 
@@ -19,10 +20,11 @@ Check = Callable[[Cluster], Iterable[Diagnostic]]
 class SchedulerBackend(Protocol):
     NAME: str
     """The value of `spec.scheduler.backend` that selects it."""
-    KINDS: tuple[str, ...]
-    """Workload kinds (`policyc.backends.workloads.KINDS`) it can run."""
-    DEFAULT_KINDS: Mapping[str, str]
-    """Workload type (training, inference) -> the kind a workload of that type gets when it names none."""
+    KINDS: Mapping[str, Kind]
+    """The workload kinds it runs (its `settings.WORKLOAD_KINDS`): shared ones (`policyc.backends.workloads.KINDS`)
+    and its own."""
+    WAVES: Mapping[str, int]
+    """Argo CD sync waves of its kinds that must wait for others of its kinds (`policyc.backends.argocd`)."""
 
     def emit(self, cluster: Cluster) -> list[Artifact]:
         """Its own objects and configuration files."""

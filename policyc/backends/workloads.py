@@ -7,13 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from policyc.artifacts import Artifact, Manifest
 from policyc.backends.binding import Binding
 from policyc.contract import affinity, pod_resources, tolerations
 from policyc.ir import Cluster, Workload
 from policyc.k8s.objects import metadata, resource_list
+
+if TYPE_CHECKING:
+    from policyc.backends.interface import SchedulerBackend
 
 NAME_LABEL = "app.kubernetes.io/name"
 
@@ -46,31 +49,8 @@ def pod_template(
     return {"metadata": meta, "spec": spec}
 
 
-def _object_meta(cluster: Cluster, w: Workload, binding: Binding) -> dict:
+def object_meta(cluster: Cluster, w: Workload, binding: Binding) -> dict:
     return metadata(w.name, cluster.name, namespace=w.namespace, labels={NAME_LABEL: w.name, **binding.object_labels})
-
-
-def volcano_job(cluster: Cluster, w: Workload, binding: Binding) -> dict:
-    spec: dict = {
-        "schedulerName": binding.scheduler_name or "volcano",
-        "queue": binding.queue,
-        "minAvailable": w.replicas,
-    }
-    if w.priority_class:
-        spec["priorityClassName"] = w.priority_class
-    spec["tasks"] = [
-        {
-            "name": "worker",
-            "replicas": w.replicas,
-            "template": pod_template(cluster, w, binding, "worker", restart_policy="OnFailure"),
-        }
-    ]
-    return {
-        "apiVersion": "batch.volcano.sh/v1alpha1",
-        "kind": "Job",
-        "metadata": _object_meta(cluster, w, binding),
-        "spec": spec,
-    }
 
 
 def job(cluster: Cluster, w: Workload, binding: Binding) -> dict:
@@ -79,7 +59,7 @@ def job(cluster: Cluster, w: Workload, binding: Binding) -> dict:
     if binding.suspend:
         spec["suspend"] = True
     spec["template"] = pod_template(cluster, w, binding, "worker", restart_policy="OnFailure")
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": _object_meta(cluster, w, binding), "spec": spec}
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": object_meta(cluster, w, binding), "spec": spec}
 
 
 def deployment(cluster: Cluster, w: Workload, binding: Binding) -> dict:
@@ -88,7 +68,7 @@ def deployment(cluster: Cluster, w: Workload, binding: Binding) -> dict:
         "selector": {"matchLabels": {NAME_LABEL: w.name}},
         "template": pod_template(cluster, w, binding, w.name),
     }
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": _object_meta(cluster, w, binding), "spec": spec}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": object_meta(cluster, w, binding), "spec": spec}
 
 
 def pytorch_job(cluster: Cluster, w: Workload, binding: Binding) -> dict:
@@ -115,7 +95,7 @@ def pytorch_job(cluster: Cluster, w: Workload, binding: Binding) -> dict:
     return {
         "apiVersion": "kubeflow.org/v1",
         "kind": "PyTorchJob",
-        "metadata": _object_meta(cluster, w, binding),
+        "metadata": object_meta(cluster, w, binding),
         "spec": {"pytorchReplicaSpecs": replicas, "runPolicy": run_policy},
     }
 
@@ -143,13 +123,6 @@ def _job_pods(spec: Mapping[str, Any]) -> PodTemplates:
 
 
 KINDS: dict[str, Kind] = {
-    "VolcanoJob": Kind(
-        "batch.volcano.sh",
-        "Job",
-        volcano_job,
-        lambda spec: [(t["name"], t.get("replicas", 1), t["template"]) for t in spec["tasks"]],
-        ("count/jobs.batch.volcano.sh", "count/podgroups.scheduling.volcano.sh"),
-    ),
     "Job": Kind("batch", "Job", job, _job_pods, ("count/jobs.batch",)),
     "Deployment": Kind(
         "apps",
@@ -166,25 +139,33 @@ KINDS: dict[str, Kind] = {
         ("count/pytorchjobs.kubeflow.org",),
     ),
 }
-"""Every workload kind of the policy language (`kind` of a workload), by its name there."""
-_BY_API = {(k.group, k.kind): k for k in KINDS.values()}
+"""The workload kinds every scheduler backend can template, by their name in the policy language (`kind` of a
+workload). A backend's `KINDS` are the ones it runs: some of these and its own."""
 
 
-def kind_of(obj: Mapping[str, Any]) -> Kind:
+def kinds(cluster: Cluster) -> Mapping[str, Kind]:
+    """The kinds the cluster's scheduler backend runs."""
+    from policyc.backends import scheduler
+
+    return scheduler(cluster.scheduler.backend).KINDS
+
+
+def kind_of(cluster: Cluster, obj: Mapping[str, Any]) -> Kind:
     """The kind of an emitted template object."""
-    return _BY_API[obj["apiVersion"].rpartition("/")[0], obj["kind"]]
+    group = obj["apiVersion"].rpartition("/")[0]
+    return next(k for k in kinds(cluster).values() if (k.group, k.kind) == (group, obj["kind"]))
 
 
-def pod_templates(obj: Mapping[str, Any]) -> PodTemplates:
+def pod_templates(cluster: Cluster, obj: Mapping[str, Any]) -> PodTemplates:
     """(role, pods at once, pod template) of each kind of pod a template object creates."""
-    return kind_of(obj).pods(obj["spec"])
+    return kind_of(cluster, obj).pods(obj["spec"])
 
 
-def emit(cluster: Cluster, bind: Callable[[Cluster, Workload], Binding]) -> list[Artifact]:
+def emit(cluster: Cluster, backend: SchedulerBackend) -> list[Artifact]:
     return [
         Artifact(
             f"templates/{w.name}.yaml",
-            (Manifest(KINDS[w.kind].build(cluster, w, bind(cluster, w)), (w.path,)),),
+            (Manifest(backend.KINDS[w.kind].build(cluster, w, backend.binding(cluster, w)), (w.path,)),),
             template=True,
         )
         for w in cluster.workloads

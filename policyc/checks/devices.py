@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from policyc.backends import every_settings
 from policyc.diagnostics import Diagnostic, diag, did_you_mean
 from policyc.ir import Cluster
 
@@ -21,10 +22,9 @@ DEVICE_RESOURCES = (
     "aws.amazon.com/neuron",
     "aws.amazon.com/neuroncore",
     "google.com/tpu",
-    "volcano.sh/vgpu-number",
 )
 """Resources device plugins advertise under these exact names (NVIDIA's, AMD's, Intel's, Habana's, Huawei's, AWS
-Neuron's, GKE's TPU, Volcano's vGPU)."""
+Neuron's, GKE's TPU), and those of the scheduler backends' device plugins (their `settings.DEVICE_RESOURCES`)."""
 DEVICE_PATTERNS = (
     re.compile(r"nvidia\.com/mig-[0-9]+g\.[0-9]+gb(\.me)?"),  # MIG devices under the mixed strategy
     re.compile(r"amd\.com/(cpx|dpx|qpx|spx)_nps[0-9]+"),  # AMD partitions under the mixed naming strategy
@@ -32,14 +32,18 @@ DEVICE_PATTERNS = (
 )
 
 
+def known_devices() -> tuple[str, ...]:
+    return (*DEVICE_RESOURCES, *(r for m in every_settings() for r in m.DEVICE_RESOURCES))
+
+
 def is_known_device(resource: str) -> bool:
-    return resource in DEVICE_RESOURCES or any(p.fullmatch(resource) for p in DEVICE_PATTERNS)
+    return resource in known_devices() or any(p.fullmatch(resource) for p in DEVICE_PATTERNS)
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:
     resource = cluster.gpu_resource
     if not is_known_device(resource):
-        suggestion = did_you_mean(resource, DEVICE_RESOURCES)
+        suggestion = did_you_mean(resource, known_devices())
         yield diag(
             "unknown-device-resource",
             f"no known device plugin advertises '{resource}': pods asking for it would stay Pending",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from policyc.backends import every_settings
 from policyc.diagnostics import Diagnostic, diag
 from policyc.ir import Cluster
 
@@ -14,24 +15,22 @@ SYSTEM_NAMESPACES = {
     "kube-system": "Kubernetes",
     "kube-public": "Kubernetes",
     "kube-node-lease": "Kubernetes",
-    "volcano-system": "Volcano",
-    "volcano-monitoring": "Volcano",
-    "kueue-system": "Kueue",
-    "kai-scheduler": "the KAI Scheduler",
     "gpu-operator": "NVIDIA's GPU Operator",
     "nvidia-gpu-operator": "NVIDIA's GPU Operator",
     "nvidia-network-operator": "NVIDIA's Network Operator",
     "node-feature-discovery": "node-feature-discovery",
     "argocd": "Argo CD",
 }
-"""Namespace -> who runs there; the namespaces of the policy's node agents count too."""
+"""Namespace -> who runs there; the scheduler backends' (their `settings.NAMESPACES`) and the policy's node agents'
+namespaces count too."""
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:
     agents = {a.namespace: f"node agent '{a.name}'" for a in cluster.node_agents}
+    backends = {ns: m.TITLE for m in every_settings() for ns in m.NAMESPACES}
     for t in cluster.tenants:
         for i, ns in enumerate(t.namespaces):
-            owner = SYSTEM_NAMESPACES.get(ns) or agents.get(ns)
+            owner = SYSTEM_NAMESPACES.get(ns) or backends.get(ns) or agents.get(ns)
             if owner is not None:
                 yield diag(
                     "system-namespace",

@@ -1,20 +1,17 @@
-"""Hierarchical queues as Volcano's admission webhook checks them (when any tenant names a parent):
-the capacity plugin is needed, no cycles, depth at most 5 below root, children's guarantees and deserved
-within their parent's, capabilities within every ancestor's, and workloads only in leaf queues."""
+"""Hierarchical queues (when any tenant names a parent), as every scheduler backend's tree needs them: no cycles,
+children's guarantees and deserved within their parent's, capabilities within every ancestor's. A backend whose
+scheduler takes jobs only in leaf queues adds `leaf_queues_only` to its checks."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from policyc.diagnostics import Diagnostic, diag
 from policyc.ir import Cluster, Resources, Tenant
 from policyc.k8s.quantity import Quantity
 
-MAX_DEPTH = 5
-"""Volcano's --max-queue-depth default (v1.15+): levels below root."""
 
-
-def _ancestors(tenant: Tenant, by_name: dict[str, Tenant]) -> list[Tenant] | None:
+def _ancestors(tenant: Tenant, by_name: Mapping[str, Tenant]) -> list[Tenant] | None:
     """Parents of `tenant`, nearest first; None on a cycle."""
     out: list[Tenant] = []
     seen = {tenant.name}
@@ -28,7 +25,7 @@ def _ancestors(tenant: Tenant, by_name: dict[str, Tenant]) -> list[Tenant] | Non
     return out
 
 
-def _cycle(tenant: Tenant, by_name: dict[str, Tenant]) -> list[str]:
+def _cycle(tenant: Tenant, by_name: Mapping[str, Tenant]) -> list[str]:
     """The names on the parent cycle that `tenant` leads into."""
     path, current = [], tenant
     while current.name not in path:
@@ -49,20 +46,11 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
     with_parent = [t for t in cluster.tenants if t.queue.parent]
     if not with_parent:
         return
-    if cluster.scheduler.queue_plugin != "capacity":
-        others = f" and {len(with_parent) - 1} more" if len(with_parent) > 1 else ""
-        yield diag(
-            "hierarchy-needs-capacity",
-            f"queue parents are used (by tenant '{with_parent[0].name}'{others}), but the "
-            f"{cluster.scheduler.queue_plugin} plugin ignores them",
-            ("spec", "scheduler", "queuePlugin"),
-            hint="set scheduler.queuePlugin: capacity for hierarchical queues",
-        )
     by_name = {t.name: t for t in cluster.tenants}
     cycles: set[frozenset[str]] = set()
     for t in with_parent:
-        ancestors = _ancestors(t, by_name)
-        if ancestors is None:
+        chain = _ancestors(t, by_name)
+        if chain is None:
             cycle = _cycle(t, by_name)
             if frozenset(cycle) in cycles:
                 continue
@@ -74,16 +62,8 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
                 hint="queue parents must form a tree",
             )
             continue
-        if len(ancestors) + 1 > MAX_DEPTH:
-            chain = " -> ".join([t.name, *(a.name for a in ancestors)])
-            yield diag(
-                "queue-tree-too-deep",
-                f"queue '{t.name}' is {len(ancestors) + 1} levels below root ({chain}); Volcano allows {MAX_DEPTH}",
-                (*t.path, "queue", "parent"),
-                hint="flatten the queue tree",
-            )
         for resource, cap in t.queue.capability.items():
-            bound = next((a for a in ancestors if resource in a.queue.capability), None)
+            bound = next((a for a in chain if resource in a.queue.capability), None)
             if bound is not None and cap > bound.queue.capability[resource]:
                 yield diag(
                     "child-capability-above-ancestor",
@@ -93,19 +73,23 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
                     hint=f"lower it to at most {bound.queue.capability[resource]}",
                 )
     yield from _children_within_parents(cluster, by_name)
-    parents = {t.queue.parent for t in with_parent}
+
+
+def leaf_queues_only(cluster: Cluster, scheduler: str) -> Iterator[Diagnostic]:
+    """Workloads submit to leaf queues only: `scheduler` (its name, for the message) refuses the others' jobs."""
+    parents = {t.queue.parent for t in cluster.tenants if t.queue.parent}
     for w in cluster.workloads:
         if w.tenant in parents:
             yield diag(
                 "workload-in-parent-queue",
-                f"workload '{w.name}' submits to queue '{w.tenant}', which has child queues; Volcano accepts "
+                f"workload '{w.name}' submits to queue '{w.tenant}', which has child queues; {scheduler} accepts "
                 "jobs only in leaf queues",
                 (*w.path, "tenant"),
                 hint=f"run it as a tenant whose queue is a child of '{w.tenant}'",
             )
 
 
-def _children_within_parents(cluster: Cluster, by_name: dict[str, Tenant]) -> Iterator[Diagnostic]:
+def _children_within_parents(cluster: Cluster, by_name: Mapping[str, Tenant]) -> Iterator[Diagnostic]:
     children: dict[str, list[Tenant]] = {}
     for t in cluster.tenants:
         if t.queue.parent in by_name:

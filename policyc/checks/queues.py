@@ -1,5 +1,5 @@
-"""Queue rules: guarantee <= deserved <= capability (Volcano's webhook; with Kueue, borrowingLimit = capability -
-guarantee must not be negative)."""
+"""Queue rules every backend's queues need: guarantee <= deserved <= capability (a share above the cap, or a
+guarantee above the share, is refused by a scheduler's webhook or makes a negative borrowing limit)."""
 
 from __future__ import annotations
 

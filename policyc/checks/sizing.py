@@ -1,5 +1,5 @@
 """Whether each workload's pods fit: one pod on a node of a pool it can use, all its pods at once on those pools,
-and all its pods within its queue's capability (Volcano and Kueue admit a gang only whole). Figures come from the
+and all its pods within its queue's capability (the schedulers admit a gang only whole). Figures come from the
 pods' contract (`policyc.contract`); the namespace quota is the proof's (it needs the pods as admission makes them).
 """
 

@@ -23,10 +23,10 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
 
 
 def _kinds(cluster: Cluster) -> Iterator[Diagnostic]:
-    from policyc.backends import scheduler
+    from policyc.backends import settings
 
     backend = cluster.scheduler.backend
-    kinds = scheduler(backend).KINDS
+    kinds = settings(backend).WORKLOAD_KINDS
     for w in cluster.workloads:
         if w.kind not in kinds:
             yield diag(

@@ -7,21 +7,12 @@ on hover.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationInfo,
-    WithJsonSchema,
-    field_validator,
-    model_validator,
-)
-from pydantic.alias_generators import to_camel
+from pydantic import AfterValidator, ConfigDict, Discriminator, Field, Tag, model_validator
 
-from policyc.backends.volcano.conf import ACTIONS
+from policyc.backends import SCHEDULERS, every_settings, settings
+from policyc.model.base import Model, SchedulerSettings
 from policyc.model.types import (
     GpuProduct,
     KubernetesVersion,
@@ -42,20 +33,26 @@ KIND = "ClusterPolicy"
 Usage = Literal["training", "inference", "hybrid"]
 WorkloadType = Literal["training", "inference"]
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
-VolcanoActionName = Annotated[str, WithJsonSchema({"enum": list(ACTIONS)})]
-"""An action name; checked (with hints for removed and misspelt actions) by the Volcano backend's checks."""
-WorkloadKind = Literal["VolcanoJob", "Job", "Deployment", "PyTorchJob"]
 
 
-class Model(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        frozen=True,
-        strict=True,
-        alias_generator=to_camel,
-        validate_by_name=False,
-        validate_by_alias=True,
-    )
+def _scheduler_settings() -> Any:
+    """`spec.scheduler`: the union of every registered backend's settings, tagged by `backend` (the first backend
+    when the field is left out), so that a backend's settings are validated by its own model."""
+    names = list(SCHEDULERS)
+
+    def tag(value: Any) -> str | None:
+        if isinstance(value, dict):
+            backend = value.get("backend", names[0])
+            return backend if isinstance(backend, str) else None
+        return value.backend if isinstance(value, SchedulerSettings) else names[0]
+
+    members = tuple(Annotated[settings(name).Settings, Tag(name)] for name in names)
+    return Annotated[Union[members], Discriminator(tag)]  # noqa: UP007  # a union built at run time
+
+
+SchedulerField = _scheduler_settings()
+WorkloadKind = Literal[tuple(dict.fromkeys(k for module in every_settings() for k in module.WORKLOAD_KINDS))]  # type: ignore[valid-type]
+"""Every kind a registered backend runs; a kind the selected one does not run is refused by the checks."""
 
 
 class Metadata(Model):
@@ -170,52 +167,6 @@ class PriorityClass(Model):
     description: str | None = Field(None, description="Shown by kubectl describe priorityclass.")
 
 
-class Scheduler(Model):
-    backend: Literal["volcano", "kueue"] = Field(
-        "volcano",
-        description=(
-            "The batch scheduler the policy compiles for: volcano, or kueue (Kueue admits, a kube-scheduler "
-            "profile places). actions, queuePlugin and plugins are Volcano settings: an error with kueue."
-        ),
-    )
-    actions: list[VolcanoActionName] = Field(
-        default_factory=lambda: ["enqueue", "allocate", "preempt", "reclaim", "backfill"],
-        description="Volcano scheduler actions, in the order they run each cycle.",
-    )
-    queue_plugin: Literal["proportion", "capacity"] = Field(
-        "proportion",
-        description=(
-            "proportion shares by queue weight; capacity shares by deserved and supports hierarchical queues."
-        ),
-    )
-    placement: Literal["binpack", "spread"] = Field(
-        "binpack",
-        description=("binpack fills GPU nodes before using empty ones; spread balances GPU use across nodes."),
-    )
-    plugins: list[dict[str, Any]] = Field(
-        default_factory=list,
-        description=(
-            "Extra plugin settings, written as in volcano-scheduler.conf ({name, enable... flags, arguments}): "
-            "merged into the generated plugin of that name, or added to the last tier. policyc checks names, "
-            "flags, argument keys and types against its model of Volcano's scheduler."
-        ),
-    )
-
-    @field_validator("actions", "queue_plugin", "plugins")
-    @classmethod
-    def _volcano_only(cls, value: Any, info: ValidationInfo) -> Any:
-        """Volcano's settings, when written, need the Volcano backend (defaults are not validated)."""
-        backend = info.data.get("backend")
-        if backend is not None and backend != "volcano":
-            field = to_camel(info.field_name or "")
-            raise policy_error(
-                "setting-not-supported-by-backend",
-                f"a Volcano setting; the {backend} backend has no equivalent",
-                hint=f"remove {field} (placement is the one scheduler setting {backend} uses)",
-            )
-        return value
-
-
 class Queue(Model):
     weight: int = Field(1, ge=1, le=65535, description="Share of idle capacity (proportion plugin).")
     guarantee: ResourceMap = Field(
@@ -297,8 +248,9 @@ class Workload(Model):
     kind: WorkloadKind | None = Field(
         None,
         description=(
-            "Object to template: VolcanoJob (Volcano only), Job (batch/v1), Deployment or PyTorchJob. Defaults "
-            "to VolcanoJob for training (Job with the kueue backend) and Deployment for inference."
+            "Object to template: Job (batch/v1), Deployment, PyTorchJob (kubeflow.org/v1), or a kind of the "
+            "scheduler backend. Defaults to the backend's kind for training and "
+            "Deployment for inference."
         ),
     )
     priority_class: str | None = Field(None, description="Priority class of its pods.")
@@ -385,7 +337,10 @@ class Spec(Model):
         json_schema_extra={"minItems": 1}, description="Node pools: nodes of one GPU product and usage."
     )
     priority_classes: list[PriorityClass] = Field(default_factory=list, description="PriorityClasses to create.")
-    scheduler: Scheduler = Field(default_factory=Scheduler, description="Batch scheduler settings.")
+    scheduler: SchedulerField = Field(
+        default_factory=lambda: settings(next(iter(SCHEDULERS))).Settings(),
+        description="The batch scheduler the policy compiles for (backend) and its settings.",
+    )
     tenants: list[Tenant] = Field(default_factory=list, description="Teams sharing the cluster.")
     workloads: list[Workload] = Field(
         default_factory=list,

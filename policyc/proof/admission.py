@@ -117,7 +117,7 @@ def check(
         objects = namespaces.get(w.namespace, NamespaceObjects())
         template = templates[w.name]
         admitted: list[tuple[int, dict]] = []
-        for role, count, pod_template in pod_templates(template):
+        for role, count, pod_template in pod_templates(cluster, template):
             pod = as_pod(pod_template, f"{w.name}-{role.lower()}", w.namespace)
             decision = admit_pod(
                 pod,
@@ -131,7 +131,7 @@ def check(
             assert decision.pod is not None
             admitted.append((count, decision.pod))
         else:
-            for use in quota_use(admitted, objects.quotas, kind_of(template).object_counts):
+            for use in quota_use(admitted, objects.quotas, kind_of(cluster, template).object_counts):
                 if not use.fits:
                     yield _exceeded(cluster, w, tenants[w.tenant], use)
 

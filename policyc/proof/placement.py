@@ -96,7 +96,7 @@ def _verdicts(
     out = {}
     for workload in sorted(templates):
         roles = []
-        for role, _, pod in pod_templates(templates[workload]):
+        for role, _, pod in pod_templates(cluster, templates[workload]):
             spec = pod.get("spec") or {}
             key = json.dumps([spec.get("nodeSelector"), spec.get("affinity"), spec.get("tolerations")], sort_keys=True)
             if key not in seen:
@@ -182,7 +182,7 @@ def _forbidden(
     cluster: Cluster, w: Workload, cells: list[Cell], by_target: dict[str, Target], template: Mapping[str, Any]
 ) -> Iterator[Diagnostic]:
     """One diagnostic per kind of violation, naming every pool it concerns and why the first one admits."""
-    pods = {role: pod for role, _, pod in pod_templates(template)}
+    pods = {role: pod for role, _, pod in pod_templates(cluster, template)}
     found: dict[str, list[tuple[Cell, Target]]] = {}
     for cell in cells:
         target = by_target[cell.target]

@@ -11,20 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from policyc.backends import kueue
+from policyc.backends.kueue import backend as kueue
 from policyc.backends.kueue import conf as kueue_conf
 from policyc.backends.kueue import kube_scheduler_conf
-from policyc.checks import capacity, queue_tree
-from policyc.codes import rule
+from policyc.checks import capacity
 from policyc.contract import usages
 from policyc.diagnostics import Diagnostic, diag, listing
 from policyc.ir import GFD_PRODUCT, Cluster, Pool
 from policyc.k8s.quantity import Quantity
-
-TREE_RULES = tuple(
-    rule(name).code for name in ("queue-cycle", "children-exceed-parent", "child-capability-above-ancestor")
-)
-"""Rules of the Volcano queue tree that hold for a Kueue cohort tree too (no plugin, depth or leaf-only rule)."""
 
 _BUG = "this is a policyc bug; please report it"
 
@@ -32,7 +26,6 @@ _BUG = "this is a policyc bug; please report it"
 def check(cluster: Cluster) -> Iterator[Diagnostic]:
     yield from _queue_fields(cluster)
     yield from _allocatable(cluster)
-    yield from (d for d in queue_tree.check(cluster) if d.code in TREE_RULES)
     yield from _flavors_per_queue(cluster)
     yield from _flavor_entries(cluster)
     yield from _nominal_within_flavors(cluster)

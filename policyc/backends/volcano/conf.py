@@ -11,11 +11,11 @@ How Volcano reads an argument decides what a wrong type does, so every spec name
 - ``GetInt`` / ``GetFloat64`` / ``GetBool`` / ``GetString`` log "Could not parse argument" and keep the default;
 - ``framework.Get[T]`` (mapstructure) calls ``klog.Fatalf`` on a mismatch: the scheduler exits and crash-loops;
 - ``tdm``, ``rescheduling`` and ``deviceshare.SchedulePolicy`` use unchecked type assertions: a panic;
-- a YAML type error in the fixed structure (a flag that is not a boolean, ``actions`` as a list) rejects the
+- a YAML type error in the fixed structure (a flag that is not a boolean, tiers that are not a list) rejects the
   whole file, and the scheduler keeps its previous configuration.
 
-The checker is pure: `check_conf` for a whole file, `check_plugin` for one plugin entry and `check_actions` for a
-list of action names. Each returns every `Finding` in one pass.
+The checker is pure: `check_conf` for the tiers of a file, `check_plugin` for one plugin entry and `check_actions` for
+a list of action names. Each returns every `Finding` in one pass.
 """
 
 from __future__ import annotations
@@ -26,19 +26,17 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from policyc.diagnostics import closest, describe_value, spelling
+from policyc.backends.volcano.settings import ACTIONS
+from policyc.diagnostics import closest, describe_value
 from policyc.k8s.quantity import Quantity, QuantityError
 
 __all__ = [
     "ACTIONS",
-    "ACTION_ARGUMENTS",
-    "METRICS_KEYS",
     "PLUGINS",
     "PLUGIN_CONFLICTS",
     "PLUGIN_FLAGS",
     "REMOVED_ACTIONS",
     "REMOVED_PLUGINS",
-    "TOP_LEVEL_KEYS",
     "Conflict",
     "Effect",
     "Family",
@@ -176,19 +174,6 @@ class Conflict:
 # --------------------------------------------------------------------------------------------------------------
 # The tables
 
-TOP_LEVEL_KEYS: tuple[str, ...] = ("actions", "tiers", "configurations", "metrics")
-
-ACTIONS: tuple[str, ...] = (
-    "reclaim",
-    "allocate",
-    "backfill",
-    "preempt",
-    "gangpreempt",
-    "gangreclaim",
-    "enqueue",
-    "shuffle",
-)
-
 REMOVED_ACTIONS: dict[str, str] = {
     "elect": "removed in Volcano v1.6; delete it",
     "reserve": "removed in Volcano v1.6; delete it",
@@ -219,39 +204,6 @@ def _duration(
 ) -> Scalar:
     return Scalar(Kind.DURATION, effect, default, value_effect=value_effect)
 
-
-_PREDICATE_ERROR_CACHE = {"predicateErrorCacheEnable": _bool(True)}
-_GANG_ACTION = {
-    "maxDomains": _int(8, minimum=1, value_effect="Volcano uses the default 8 instead"),
-    "allowWholeBundle": _bool(True),
-}
-
-ACTION_ARGUMENTS: dict[str, dict[str, Scalar]] = {
-    "reclaim": dict(_PREDICATE_ERROR_CACHE),
-    "allocate": dict(_PREDICATE_ERROR_CACHE),
-    "backfill": dict(_PREDICATE_ERROR_CACHE),
-    "preempt": {
-        **_PREDICATE_ERROR_CACHE,
-        "enableTopologyAwarePreemption": _bool(False),
-        "topologyAwarePreemptWorkerNum": _int(16, minimum=1),
-        "minCandidateNodesPercentage": _int(10, minimum=0, maximum=100),
-        "minCandidateNodesAbsolute": _int(1, minimum=0),
-        "maxCandidateNodesAbsolute": _int(100, minimum=0),
-    },
-    "gangpreempt": dict(_GANG_ACTION),
-    "gangreclaim": dict(_GANG_ACTION),
-    "enqueue": {},
-    "shuffle": {},
-}
-
-_ACTION_RETIRED: dict[str, dict[str, str]] = {
-    "enqueue": {
-        "overcommit-factor": "since Volcano v1.2 overcommit-factor is an argument of the overcommit plugin: "
-        "set it under that plugin's arguments",
-    },
-    "gangpreempt": {"predicateErrorCacheEnable": "gangpreempt reads it from the allocate action's configuration"},
-    "gangreclaim": {"predicateErrorCacheEnable": "gangreclaim reads it from the allocate action's configuration"},
-}
 
 # PluginOption flags (pkg/scheduler/conf/scheduler_conf.go) and their defaults after ApplyPluginConfDefaults.
 PLUGIN_FLAGS: dict[str, bool] = {
@@ -652,37 +604,6 @@ PLUGIN_CONFLICTS: tuple[Conflict, ...] = (
     ),
 )
 
-_METRICS_TYPE = ("", "prometheus", "prometheus_adaptor", "elasticsearch")
-METRICS_KEYS: dict[str, Scalar] = {
-    "type": _str("", choices=_METRICS_TYPE, value_effect="Volcano has no such metrics source"),
-    "address": _str(""),
-    "interval": _duration("30s"),
-    "tls.insecureSkipVerify": _str(
-        "false", choices=("true", "false"), value_effect="Volcano compares it with 'true', so it counts as false"
-    ),
-    "elasticsearch.index": _str(),
-    "elasticsearch.username": _str(),
-    "elasticsearch.password": _str(),
-    "elasticsearch.hostnameFieldName": _str(),
-}
-
-# Settings people put in the file that are command-line flags of vc-scheduler (keys as `spelling` writes them).
-_CLI_FLAGS: dict[str, str] = {
-    "schedulerworkerthreads": "there is no worker-threads setting; the closest is the --node-worker-threads flag",
-    "workerthreads": "there is no worker-threads setting; the closest is the --node-worker-threads flag",
-    "nodeworkerthreads": "it is the vc-scheduler flag --node-worker-threads",
-    "scheduleperiod": "it is the vc-scheduler flag --schedule-period",
-    "kubeapiqps": "it is the vc-scheduler flag --kube-api-qps",
-    "kubeapiburst": "it is the vc-scheduler flag --kube-api-burst",
-    "defaultqueue": "it is the vc-scheduler flag --default-queue",
-    "schedulername": "it is the vc-scheduler flag --scheduler-name",
-    "dynamicconf": "a dynamicConf section was never merged into Volcano",
-}
-
-_ACTION_SPECS: dict[str, PluginSpec] = {
-    name: PluginSpec(arguments=args, retired=_ACTION_RETIRED.get(name, {})) for name, args in ACTION_ARGUMENTS.items()
-}
-
 # Which plugin reads an argument key, for "it is an argument of the X plugin" hints.
 _ARGUMENT_OWNER: dict[str, str] = {key: plugin for plugin, spec in reversed(PLUGINS.items()) for key in spec.arguments}
 
@@ -792,8 +713,7 @@ def _label(base: str, key: str | int) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _Ctx:
-    owner: str  # "binpack argument", "preempt action argument", "metrics key"
-    type_rule: str = "plugin-argument-type"
+    owner: str  # "binpack argument"
 
 
 def _consequence(effect: Effect, default: Any) -> str:
@@ -843,7 +763,7 @@ def _type_hint(spec: Scalar, value: Any) -> str:
 def _empty(label: str, path: Path, ctx: _Ctx) -> Finding:
     return Finding(
         path,
-        ctx.type_rule,
+        "plugin-argument-type",
         f"{ctx.owner} '{label}' is empty: Volcano treats it as unset or zero",
         "give it a value or delete the key",
     )
@@ -861,7 +781,7 @@ def _check_scalar(spec: Scalar, value: Any, label: str, path: Path, ctx: _Ctx) -
             consequence = "recent Volcano releases parse the string, older ones ignore it"
         else:
             consequence = _consequence(spec.effect, spec.default)
-        return [Finding(path, ctx.type_rule, f"{what}: {consequence}", _type_hint(spec, value))]
+        return [Finding(path, "plugin-argument-type", f"{what}: {consequence}", _type_hint(spec, value))]
 
     problem: str | None = None
     hint: str | None = None
@@ -911,7 +831,7 @@ def _not_container(spec: Struct | MapOf | ListOf, value: Any, label: str, path: 
     expected = "a list" if isinstance(spec, ListOf) else "a mapping"
     return Finding(
         path,
-        ctx.type_rule,
+        "plugin-argument-type",
         f"{ctx.owner} '{label}' is {_describe(value)}, not {expected}: {_consequence(spec.effect, None)}",
         f"write {expected}",
     )
@@ -966,8 +886,8 @@ def _check_value(spec: Spec, value: Any, label: str, path: Path, ctx: _Ctx, pare
     return out
 
 
-def _unknown_argument_hint(key: str, spec: PluginSpec, plugin: str | None) -> str | None:
-    if plugin is not None and (key in PLUGIN_FLAGS or key in _LEGACY_FLAGS):
+def _unknown_argument_hint(key: str, spec: PluginSpec, plugin: str) -> str | None:
+    if key in PLUGIN_FLAGS or key in _LEGACY_FLAGS:
         return f"'{key}' is a plugin option: write it beside 'name', not under 'arguments'"
     candidates = [*spec.arguments, *(f.prefix + f.placeholder for f in spec.families)]
     suggestion = _did_you_mean(key, candidates) if candidates else None
@@ -981,9 +901,7 @@ def _unknown_argument_hint(key: str, spec: PluginSpec, plugin: str | None) -> st
     return "it reads " + ", ".join(candidates)
 
 
-def _check_arguments(
-    args: Mapping[Any, Any], spec: PluginSpec, path: Path, ctx: _Ctx, plugin: str | None
-) -> list[Finding]:
+def _check_arguments(args: Mapping[Any, Any], spec: PluginSpec, path: Path, ctx: _Ctx, plugin: str) -> list[Finding]:
     out: list[Finding] = []
     subject = ctx.owner.removesuffix(" argument")
     for key, value in args.items():
@@ -1210,72 +1128,8 @@ def _check_action_names(items: list[tuple[Any, Path]], base: Path) -> list[Findi
 
 
 def check_conf(conf: Mapping[str, Any]) -> list[Finding]:
-    """Check a whole ``volcano-scheduler.conf`` (already parsed from YAML) and return every finding."""
-    if not isinstance(conf, Mapping):
-        return [
-            Finding(
-                (),
-                "invalid-value",
-                f"the scheduler configuration is {_describe(conf)}, not a mapping: Volcano rejects it",
-                "start from actions: and tiers:",
-            )
-        ]
-    out: list[Finding] = []
-    for key in conf:
-        if key not in TOP_LEVEL_KEYS:
-            text = str(key)
-            out.append(
-                Finding(
-                    (key,),
-                    "invalid-value",
-                    f"'{text}' is not a key of volcano-scheduler.conf: Volcano ignores it",
-                    _CLI_FLAGS.get(spelling(text))
-                    or _did_you_mean(text, TOP_LEVEL_KEYS)
-                    or "the keys are " + ", ".join(TOP_LEVEL_KEYS),
-                )
-            )
-    out += _check_conf_actions(conf)
-    out += _check_tiers(conf.get("tiers"))
-    out += _check_configurations(conf.get("configurations"))
-    out += _check_metrics(conf.get("metrics"))
-    return out
-
-
-def _check_conf_actions(conf: Mapping[str, Any]) -> list[Finding]:
-    actions = conf.get("actions")
-    where: Path = ("actions",)
-    if actions is None:
-        return [
-            Finding(
-                where,
-                "invalid-value",
-                "actions are missing: Volcano looks up the action '' and rejects the whole file",
-                'add actions: "enqueue, allocate, backfill"',
-            )
-        ]
-    if isinstance(actions, Mapping) or _is_list(actions):
-        hint = 'write one comma-separated string such as "enqueue, allocate, backfill"'
-        if _is_list(actions) and all(isinstance(a, str) for a in actions):
-            hint = f'write actions: "{", ".join(actions)}"'
-        return [
-            Finding(
-                where,
-                "invalid-value",
-                f"actions are {_describe(actions)}, not a string: Volcano rejects the whole file "
-                f"(cannot unmarshal {_yaml_tag(actions)} into string) and keeps its previous configuration",
-                hint,
-            )
-        ]
-    if not isinstance(actions, str):
-        return [
-            Finding(
-                where,
-                "invalid-value",
-                f"actions are {_describe(actions)}, not a comma-separated string of action names",
-                'write actions: "enqueue, allocate, backfill"',
-            )
-        ]
-    return _check_action_names([(part.strip(), where) for part in actions.split(",")], where)
+    """Check the tiers of a ``volcano-scheduler.conf`` (already parsed from YAML) and return every finding."""
+    return _check_tiers(conf.get("tiers"))
 
 
 def _check_tiers(tiers: Any) -> list[Finding]:
@@ -1376,136 +1230,4 @@ def _check_conflicts(placed: list[tuple[int, Path, str, Mapping[str, Any]]]) -> 
                 where = (*max(path, partner_path), "name")
                 what = f"{conflict.first} and {conflict.second} are both enabled"
             out.append(Finding(where, "conflicting-plugins", f"{what}: {conflict.consequence}", conflict.hint))
-    return out
-
-
-def _check_configurations(configurations: Any) -> list[Finding]:
-    if configurations is None:
-        return []
-    if not _is_list(configurations):
-        return [
-            Finding(
-                ("configurations",),
-                "invalid-value",
-                f"configurations are {_describe(configurations)}, not a list: Volcano rejects the whole file",
-                "write configurations as a list of {name: <action>, arguments: {...}}",
-            )
-        ]
-    out: list[Finding] = []
-    seen: dict[str, int] = {}
-    for i, item in enumerate(configurations):
-        base: Path = ("configurations", i)
-        if not isinstance(item, Mapping):
-            out.append(
-                Finding(
-                    base,
-                    "invalid-value",
-                    f"configuration {i} is {_describe(item)}, not a mapping: Volcano rejects the whole file",
-                    "write {name: <action>, arguments: {...}}",
-                )
-            )
-            continue
-        for key in item:
-            if key not in ("name", "arguments"):
-                out.append(
-                    Finding(
-                        (*base, key),
-                        "invalid-value",
-                        f"configuration {i} has the key '{key}', which Volcano ignores",
-                        _did_you_mean(str(key), ["name", "arguments"]) or "a configuration holds name and arguments",
-                    )
-                )
-        name = item.get("name")
-        if not isinstance(name, str) or not name:
-            out.append(
-                Finding(
-                    (*base, "name") if "name" in item else base,
-                    "invalid-value",
-                    f"configuration {i} has no action name: Volcano never reads it",
-                    "add name: <action>",
-                )
-            )
-            continue
-        if name not in ACTION_ARGUMENTS:
-            out.append(
-                Finding(
-                    (*base, "name"),
-                    "unknown-scheduler-action",
-                    f"configuration for the unknown action '{name}': Volcano never reads it",
-                    REMOVED_ACTIONS.get(name) or _did_you_mean(name, ACTIONS) or "actions are " + ", ".join(ACTIONS),
-                )
-            )
-            continue
-        if name in seen:
-            out.append(
-                Finding(
-                    (*base, "name"),
-                    "invalid-value",
-                    f"a second configuration for the action '{name}' (first is configurations[{seen[name]}]): "
-                    "Volcano reads only the first",
-                    "merge their arguments into one configuration",
-                )
-            )
-            continue
-        seen[name] = i
-        args = item.get("arguments")
-        if args is None:
-            continue
-        if not isinstance(args, Mapping):
-            out.append(
-                Finding(
-                    (*base, "arguments"),
-                    "invalid-value",
-                    f"the arguments of the {name} configuration are {_describe(args)}, not a mapping: "
-                    "Volcano rejects the whole file",
-                    "write the arguments as key: value pairs",
-                )
-            )
-            continue
-        out += _check_arguments(args, _ACTION_SPECS[name], (*base, "arguments"), _Ctx(f"{name} action argument"), None)
-    return out
-
-
-def _check_metrics(metrics: Any) -> list[Finding]:
-    if metrics is None:
-        return []
-    if not isinstance(metrics, Mapping):
-        return [
-            Finding(
-                ("metrics",),
-                "invalid-value",
-                f"metrics is {_describe(metrics)}, not a mapping of strings: Volcano rejects the whole file",
-                "write metrics as key: value pairs (type, address, interval, ...)",
-            )
-        ]
-    out: list[Finding] = []
-    ctx = _Ctx("metrics key", type_rule="invalid-value")
-    for key, value in metrics.items():
-        where: Path = ("metrics", key)
-        spec = METRICS_KEYS.get(str(key))
-        if spec is None:
-            out.append(
-                Finding(
-                    where,
-                    "invalid-value",
-                    f"'{key}' is not a metrics key: Volcano ignores it",
-                    _did_you_mean(str(key), METRICS_KEYS) or "keys are " + ", ".join(METRICS_KEYS),
-                )
-            )
-            continue
-        if isinstance(value, Mapping) or _is_list(value):
-            out.append(
-                Finding(
-                    where,
-                    "invalid-value",
-                    f"metrics key '{key}' is {_describe(value)}, not a string: Volcano rejects the whole file "
-                    f"(cannot unmarshal {_yaml_tag(value)} into string)",
-                    "write a string",
-                )
-            )
-            continue
-        if value is None:
-            continue  # an empty value is the empty string, which every metrics key treats as unset
-        # yaml.v2 reads any scalar into a string field as its text: `interval: 30` is the string "30".
-        out += _check_scalar(spec, _yaml_text(value), str(key), where, ctx)
     return out

@@ -1,17 +1,21 @@
 """Volcano's rules on a policy: the actions and the generated volcano-scheduler.conf (with the policy's extra plugin
 settings merged in) against policyc's strict model of Volcano's scheduler (`policyc.backends.volcano.conf`); queue
-fields the chosen queue plugin ignores; actions the policy relies on; no queue named like one Volcano manages."""
+fields the chosen queue plugin ignores; actions the policy relies on; queue trees the plugin and the webhook accept;
+no queue named like one Volcano manages."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from policyc.backends.volcano import scheduler_conf_with_origins
+from policyc.backends.volcano.backend import scheduler_conf_with_origins
 from policyc.backends.volcano.conf import check_actions, check_conf
+from policyc.checks import queue_tree
 from policyc.diagnostics import Diagnostic, diag
-from policyc.ir import Cluster
+from policyc.ir import Cluster, queue_chain
 
 SCHEDULER = ("spec", "scheduler")
+MAX_DEPTH = 5
+"""Volcano's --max-queue-depth default (v1.15+): levels below root."""
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:
@@ -19,6 +23,8 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
         yield diag(f.rule, f.message, f.path, hint=f.hint)
     yield from _plugins(cluster)
     yield from _queue_fields(cluster)
+    yield from _hierarchy(cluster)
+    yield from queue_tree.leaf_queues_only(cluster, "Volcano")
 
 
 def _plugins(cluster: Cluster) -> Iterator[Diagnostic]:
@@ -31,8 +37,6 @@ def _plugins(cluster: Cluster) -> Iterator[Diagnostic]:
         first.setdefault(name, i)
     conf, origins = scheduler_conf_with_origins(cluster)
     for f in check_conf(conf):
-        if f.path[:1] == ("actions",):
-            continue  # reported against the policy's list of actions above
         at = (f.path[1], f.path[3]) if f.path[:1] == ("tiers",) and len(f.path) >= 4 else None
         if at in origins:
             yield diag(f.rule, f.message, (*SCHEDULER, "plugins", origins[at], *f.path[4:]), hint=f.hint)
@@ -76,6 +80,32 @@ def _queue_fields(cluster: Cluster) -> Iterator[Diagnostic]:
             ("spec", "scheduler", "actions"),
             hint="add reclaim",
         )
+
+
+def _hierarchy(cluster: Cluster) -> Iterator[Diagnostic]:
+    with_parent = [t for t in cluster.tenants if t.queue.parent]
+    if not with_parent:
+        return
+    plugin = cluster.scheduler.queue_plugin
+    if plugin != "capacity":
+        others = f" and {len(with_parent) - 1} more" if len(with_parent) > 1 else ""
+        yield diag(
+            "hierarchy-needs-capacity",
+            f"queue parents are used (by tenant '{with_parent[0].name}'{others}), but the {plugin} plugin ignores them",
+            (*SCHEDULER, "queuePlugin"),
+            hint="set scheduler.queuePlugin: capacity for hierarchical queues",
+        )
+    by_name = {t.name: t for t in cluster.tenants}
+    for t in with_parent:
+        chain = queue_chain(t, by_name)
+        if len(chain) > MAX_DEPTH and chain[-1].queue.parent not in by_name:  # a cycle is reported on its own
+            yield diag(
+                "queue-tree-too-deep",
+                f"queue '{t.name}' is {len(chain)} levels below root ({' -> '.join(a.name for a in chain)}); "
+                f"Volcano allows {MAX_DEPTH}",
+                (*t.path, "queue", "parent"),
+                hint="flatten the queue tree",
+            )
 
 
 RESERVED_QUEUES = ("root", "default")

@@ -10,7 +10,7 @@ import sys
 import pytest
 from ruamel.yaml import YAML
 
-from policyc.backends import kueue
+from policyc.backends.kueue import backend as kueue
 from policyc.backends.kueue import conf as kueue_conf
 from policyc.backends.kueue import kube_scheduler_conf
 from policyc.backends.kueue import rules as kueue_checks
@@ -149,7 +149,7 @@ def test_templates_join_their_local_queue_and_the_scheduler_profile(ai_prod) -> 
     assert (job["apiVersion"], job["kind"]) == ("batch/v1", "Job")
     assert job["metadata"]["labels"][kueue.QUEUE_LABEL] == "team-a"
     assert job["spec"]["suspend"] is True
-    [(_, _, pod)] = pod_templates(job)
+    [(_, _, pod)] = pod_templates(ai_prod.cluster, job)
     assert pod["spec"]["schedulerName"] == "gpu-binpack"
     assert pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     local = _objects(ai_prod, "kueue/localqueues.yaml")

@@ -1,0 +1,31 @@
+"""What the rest of policyc knows of the Kueue backend without importing it: its settings (`spec.scheduler` when the
+policy selects it), the workload kinds it runs, and what it owns on a cluster."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from policyc.model.base import SchedulerSettings
+
+TITLE = "Kueue"
+WORKLOAD_KINDS = ("Job", "Deployment", "PyTorchJob")
+DEFAULT_KINDS = {"training": "Job", "inference": "Deployment"}
+NAMESPACES = ("kueue-system",)
+"""Where its components run: no tenant may own them."""
+LABEL_DOMAINS = ("kueue.x-k8s.io",)
+"""Label domains it owns: never the policy's own."""
+DEVICE_RESOURCES: tuple[str, ...] = ()
+
+
+class KueueSettings(SchedulerSettings):
+    """Kueue admits; a kube-scheduler profile the backend writes places, packing or spreading GPUs."""
+
+    backend: Literal["kueue"] = Field(
+        description="kueue: Kueue admits workloads by quota per GPU tier and usage; kube-scheduler places them."
+    )
+
+
+Settings = KueueSettings
+"""The backend's settings model (the name the registry reads)."""

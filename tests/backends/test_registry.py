@@ -1,0 +1,140 @@
+"""The scheduler backend contract: each registered package provides it, the shared code names no backend, a
+backend is imported only when a policy selects it, and `spec.scheduler` is validated by the selected backend's model.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from policyc.backends import SCHEDULERS, scheduler, settings
+from policyc.codes import RULES
+from policyc.compiler import compile_text
+from tests.conftest import POLICIES, REPO
+
+PACKAGE = REPO / "policyc"
+CONTRACT = ("NAME", "KINDS", "WAVES", "emit", "binding", "checks")
+SETTINGS = ("Settings", "TITLE", "WORKLOAD_KINDS", "DEFAULT_KINDS", "NAMESPACES", "LABEL_DOMAINS", "DEVICE_RESOURCES")
+
+
+@pytest.mark.parametrize("name", list(SCHEDULERS))
+def test_each_backend_provides_the_contract(name: str) -> None:
+    backend, declared = scheduler(name), settings(name)
+    assert name == backend.NAME
+    assert all(hasattr(backend, attr) for attr in CONTRACT), [a for a in CONTRACT if not hasattr(backend, a)]
+    assert all(hasattr(declared, attr) for attr in SETTINGS), [a for a in SETTINGS if not hasattr(declared, a)]
+    assert declared.Settings.model_fields["backend"].annotation.__args__ == (name,)
+    assert set(declared.DEFAULT_KINDS) == {"training", "inference"}
+
+
+def test_backend_rules_join_the_catalogue_in_a_range_of_their_own() -> None:
+    """Codes are unique across backends, and a backend's codes share one hundred (PC6xx, PC7xx, ...)."""
+    import importlib
+
+    seen: dict[str, str] = {}
+    for name, package in SCHEDULERS.items():
+        rules = importlib.import_module(f"{package}.codes").RULES
+        for rule in rules:
+            assert rule.code not in seen, (rule.code, name, seen.get(rule.code))
+            seen[rule.code] = name
+            assert RULES[rule.code] is rule
+    hundreds = {n: {code[:3] for code, owner in seen.items() if owner == n and code >= "PC6"} for n in SCHEDULERS}
+    owners = [h for hs in hundreds.values() for h in hs]
+    assert len(owners) == len(set(owners)), hundreds
+
+
+def test_shared_code_names_no_backend() -> None:
+    """Outside the backend packages only the registry names a backend (the issue's `git grep` criterion)."""
+    names = re.compile("|".join([*SCHEDULERS, *(settings(n).TITLE for n in SCHEDULERS)]), re.IGNORECASE)
+    backends = PACKAGE / "backends"
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if (path.parent.parent == backends and path.parent.name in SCHEDULERS) or path == backends / "__init__.py":
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if names.search(line):
+                found.append(f"{path.relative_to(REPO)}:{number}: {line.strip()}")
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("name", list(SCHEDULERS))
+def test_only_the_selected_backend_is_imported(name: str) -> None:
+    """A build imports the selected backend's modules, and of the others only their light settings and codes."""
+    chosen = _policy(f"{{backend: {name}}}")
+    code = (
+        "import sys; from policyc import compile; r = compile(sys.stdin.read()); "
+        "print(sorted(m for m in sys.modules if m.startswith('policyc.backends.')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], input=chosen, capture_output=True, text=True, check=True)
+    loaded = eval(out.stdout)  # a printed list of module names
+    for other, package in SCHEDULERS.items():
+        mine = [m for m in loaded if m.startswith(package + ".")]
+        if other == name:
+            assert f"{package}.backend" in mine
+        else:
+            assert set(mine) <= {f"{package}.settings", f"{package}.codes"}, (other, mine)
+
+
+def _policy(scheduler_block: str) -> str:
+    text = (POLICIES / "minimal.yaml").read_text(encoding="utf-8")
+    assert "scheduler:" not in text
+    return text.replace("spec:\n", f"spec:\n  scheduler: {scheduler_block}\n", 1)
+
+
+@pytest.mark.parametrize(
+    ("block", "code", "message", "hint"),
+    [
+        ("{backend: kueu}", "PC104", "'scheduler.backend' is 'kueu', which is not one of", "did you mean 'kueue'?"),
+        ("{backend: 3}", "PC102", "'scheduler.backend' must be one of", None),
+        ("{backend: kueue, queuePlugin: capacity}", "PC702", "a Volcano setting; the kueue", "remove queuePlugin"),
+        ("{backend: kueue, placment: spread}", "PC101", "unknown field 'placment'", "did you mean 'placement'?"),
+        ("{actions: [enqueue, alocate]}", "PC601", "alocate", "did you mean 'allocate'?"),
+    ],
+)
+def test_scheduler_settings_are_validated_by_the_selected_backends_model(
+    block: str, code: str, message: str, hint: str | None
+) -> None:
+    result = compile_text(_policy(block), "policy.yaml")
+    [d] = [d for d in result.report.diagnostics if d.code == code]
+    assert message in d.message
+    assert "kueue." not in d.message and "volcano." not in d.message, "the union's tag leaked into the location"
+    if hint is not None:
+        assert d.hint is not None and hint in d.hint
+    assert d.path[:2] == ("spec", "scheduler")
+
+
+def test_an_unknown_backend_is_reported_with_every_other_error() -> None:
+    source = _policy("{backend: slurm}").replace("kubernetesVersion:", "kubernetesVersion: 7\n  x:", 1)
+    result = compile_text(source, "policy.yaml")
+    codes = {d.code for d in result.report.diagnostics}
+    assert "PC104" in codes and len(result.report.diagnostics) >= 2
+
+
+def test_the_json_schema_accepts_each_backend_and_refuses_foreign_settings() -> None:
+    import jsonschema
+    from ruamel.yaml import YAML
+
+    from policyc.model import json_schema
+
+    validator = jsonschema.Draft202012Validator(json_schema())
+    base = YAML(typ="safe").load(POLICIES / "minimal.yaml")
+    assert validator.is_valid(base)
+    for name in SCHEDULERS:
+        assert validator.is_valid({**base, "spec": {**base["spec"], "scheduler": {"backend": name}}}), name
+    assert validator.is_valid({**base, "spec": {**base["spec"], "scheduler": {"queuePlugin": "capacity"}}})
+    for name in list(SCHEDULERS)[1:]:
+        foreign = {"backend": name, "queuePlugin": "capacity"}
+        assert not validator.is_valid({**base, "spec": {**base["spec"], "scheduler": foreign}}), name
+
+
+def test_the_registry_is_the_only_list_of_backends() -> None:
+    """The default backend is the first registered; its settings model is what an omitted scheduler gives."""
+    from policyc.model.policy import Spec
+
+    default = Spec.model_fields["scheduler"].default_factory()
+    assert default.backend == next(iter(SCHEDULERS))
+    assert Path(sys.modules["policyc.backends"].__file__).name == "__init__.py"
