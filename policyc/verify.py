@@ -17,13 +17,14 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path as FsPath
 from typing import Any
 
-from policyc.artifacts import Artifact
+from policyc.artifacts import Artifact, Manifest
 from policyc.crd_schemas import crd_schema
 from policyc.diagnostics import Diagnostic, diag
+from policyc.k8s import validation
 
 _DEFS = "#/$defs/"
 _OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
@@ -99,9 +100,59 @@ def validator(version: str, api_version: str, kind: str):
     return jsonschema_rs.Draft202012Validator(self_contained(schema, _definitions(version)))
 
 
+API_VALIDATION: dict[tuple[str, str], Callable[[Mapping[str, Any]], list[validation.FieldError]]] = {
+    ("v1", "ResourceQuota"): validation.validate_resource_quota,
+    ("scheduling.k8s.io/v1", "PriorityClass"): validation.validate_priority_class,
+}
+"""The API server's own validation of a kind, beyond its schema (`policyc.k8s.validation`, tested against
+Kubernetes' unit-test vectors): quota resource names, scopes and scope selectors; reserved priority class names and
+values."""
+
+
 def verify(artifacts: list[Artifact], version: str) -> list[Diagnostic]:
-    """Diagnostics for every emitted object that fails its schema (none is expected: each is a policyc bug)."""
-    return [d for a in artifacts for d in _verify_artifact(a, version)]
+    """Diagnostics for every emitted object that fails its schema, the API server's validation of its kind, or
+    admission of the priority classes in the order Argo CD applies them (none is expected: each is a policyc
+    bug)."""
+    out = [d for a in artifacts for d in _verify_artifact(a, version)]
+    out += [d for a in artifacts if a.path == NODE_PLAN and a.text is not None for d in _node_taints(a)]
+    created: list[Mapping[str, Any]] = []
+    for a in artifacts:
+        for m in a.manifests:
+            if m.obj["kind"] == "PriorityClass" and m.obj["apiVersion"] == "scheduling.k8s.io/v1":
+                for reason in validation.admit_priority_class(created, m.obj):
+                    out.append(_refused(a, m, reason))
+                created.append(m.obj)
+    return out
+
+
+NODE_PLAN = "nodes/plan.json"
+
+
+def _node_taints(a: Artifact) -> Iterator[Diagnostic]:
+    """The taints the node script puts on each pool's nodes, as the API server validates a node's taints (the
+    script adds them to nodes that may carry none of their own)."""
+    plan = json.loads(a.text or "{}")
+    groups = [*plan["pools"], *([plan["controlPlane"]] if "controlPlane" in plan else [])]
+    for i, group in enumerate(groups):
+        for error in validation.validate_taints(group["taints"]):
+            where = a.sources[1 + i] if len(a.sources) > 1 + i else ()
+            yield diag(
+                "output-schema",
+                f"{a.path}: the API server would refuse the taints of {group.get('name', 'the control plane')}: "
+                f"{_cap(str(error), 160)}",
+                where,
+                hint="this is a policyc bug; please report it",
+            )
+
+
+def _refused(a: Artifact, m: Manifest, reason: str) -> Diagnostic:
+    name = _cap(str(m.obj.get("metadata", {}).get("name", "?")))
+    return diag(
+        "output-schema",
+        f"{a.path}: the API server would refuse {m.obj['kind']} '{name}': {_cap(reason, 160)}",
+        m.sources[0] if m.sources else (),
+        hint="this is a policyc bug or a limit of the target version; please report it",
+    )
 
 
 def _verify_artifact(a: Artifact, version: str) -> Iterator[Diagnostic]:
@@ -116,6 +167,8 @@ def _verify_artifact(a: Artifact, version: str) -> Iterator[Diagnostic]:
             yield diag("output-schema", f"{a.path}: {e}", where)
             continue
         if check.is_valid(obj):
+            api = API_VALIDATION.get((obj["apiVersion"], obj["kind"]))
+            yield from (_refused(a, m, str(error)) for error in (api(obj) if api else ()))
             continue
         name = _cap(str(obj.get("metadata", {}).get("name", "?")))
         for error in sorted(check.iter_errors(obj), key=lambda e: [str(p) for p in e.instance_path]):

@@ -75,3 +75,40 @@ def test_too_many_flavors_names_the_keyword_and_the_count() -> None:
     [d] = [d for d in found if "maxItems" in d.message]
     assert "at spec/resourceGroups/0/flavors: maxItems limit=64 (value: 65 items: [" in d.message
     assert d.message.endswith("...)")
+
+
+def test_what_the_schema_allows_but_the_api_server_refuses_is_pc901() -> None:
+    """Quota scopes that contradict each other and a scope selector on a resource it cannot scope pass the schema;
+    the API server's validation refuses them (Kubernetes' ValidateResourceQuota)."""
+    scopes = {**QUOTA, "spec": {"hard": {"pods": "1"}, "scopes": ["Terminating", "NotTerminating"]}}
+    [d] = run(scopes)
+    assert d.code == "PC901" and "would refuse ResourceQuota 'r'" in d.message
+    assert "Terminating" in d.message
+
+
+def test_a_reserved_priority_class_name_is_refused() -> None:
+    pc = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "system-gpu"}, "value": 5}
+    [d] = run(pc)
+    assert "would refuse PriorityClass 'system-gpu'" in d.message and "reserved for system use" in d.message
+
+
+def test_a_second_default_priority_class_is_refused_at_admission() -> None:
+    def pc(name: str) -> dict:
+        return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+                "value": 5, "globalDefault": True}  # fmt: skip
+
+    [d] = run(pc("a"), pc("b"))
+    assert "would refuse PriorityClass 'b'" in d.message and "already marked as default" in d.message
+
+
+def test_node_taints_are_validated_as_the_api_server_validates_a_node() -> None:
+    import json
+
+    plan = {"pools": [{"name": "p", "taints": [{"key": "a.io/x", "effect": "NoSchedule"},
+                                              {"key": "a.io/x", "value": "y", "effect": "NoSchedule"}]}]}  # fmt: skip
+    text = Artifact("nodes/plan.json", text=json.dumps(plan), sources=(("spec", "domain"), ("spec", "nodePools", 3)))
+    [d] = verify([text], "1.33")
+    assert d.code == "PC901" and "taints of p" in d.message and "unique by key and effect" in d.message
+    assert d.path == ("spec", "nodePools", 3)
+    plan["pools"][0]["taints"].pop()
+    assert verify([Artifact("nodes/plan.json", text=json.dumps(plan))], "1.33") == []

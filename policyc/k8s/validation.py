@@ -137,23 +137,6 @@ def _validate_object_meta(
     return errors
 
 
-def _validate_object_meta_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[FieldError]:
-    """`ValidateObjectMetaUpdate`: identity fields are immutable and an update names a resourceVersion."""
-    errors = []
-    if not new.get("resourceVersion"):
-        errors.append(
-            _invalid("metadata.resourceVersion", new.get("resourceVersion") or "", "must be specified for an update")
-        )
-    if (new.get("generation") or 0) < (old.get("generation") or 0):
-        errors.append(_invalid("metadata.generation", new.get("generation") or 0, "must not be decremented"))
-    for field in ("name", "namespace", "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"):
-        if (new.get(field) or None) != (old.get(field) or None):
-            errors.append(_invalid(f"metadata.{field}", new.get(field), _IMMUTABLE))
-    errors.extend(_validate_labels(new.get("labels") or {}, "metadata.labels"))
-    errors.extend(_validate_annotations(new.get("annotations") or {}, "metadata.annotations"))
-    return errors
-
-
 # --- taints ----------------------------------------------------------------------------------------------
 
 TAINT_EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -164,11 +147,6 @@ def taint_string(taint: Mapping[str, Any]) -> str:
     key, value, effect = taint.get("key") or "", taint.get("value") or "", taint.get("effect") or ""
     text = f"{key}={value}" if value else key
     return f"{text}:{effect}" if effect or value else text
-
-
-def same_taint(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    """Whether two taints are the same taint: a node's taints are identified by key and effect."""
-    return (a.get("key") or "") == (b.get("key") or "") and (a.get("effect") or "") == (b.get("effect") or "")
 
 
 def validate_taints(taints: Sequence[Mapping[str, Any]], path: str = "spec.taints") -> list[FieldError]:
@@ -221,11 +199,6 @@ def _system_class_problem(name: str, value: int, global_default: bool) -> str | 
     return None
 
 
-def is_known_system_priority_class(name: str, value: int, global_default: bool = False) -> bool:
-    """Whether name, value and globalDefault are exactly those of a system class (`IsKnownSystemPriorityClass`)."""
-    return _system_class_problem(name, value, global_default) is None
-
-
 def validate_priority_class(obj: Mapping[str, Any]) -> list[FieldError]:
     """A PriorityClass on create (`ValidatePriorityClass`): a DNS subdomain name; the ``system-`` prefix only
     for the exact system classes; otherwise a value of at most 1000000000; a known preemptionPolicy."""
@@ -259,17 +232,6 @@ def validate_priority_class(obj: Mapping[str, Any]) -> list[FieldError]:
         errors.append(FieldError(REQUIRED, "preemptionPolicy"))
     elif policy is not None and policy not in PREEMPTION_POLICIES:
         errors.append(_not_supported("preemptionPolicy", policy, PREEMPTION_POLICIES))
-    return errors
-
-
-def validate_priority_class_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[FieldError]:
-    """A PriorityClass update (`ValidatePriorityClassUpdate`): name, value and preemptionPolicy are immutable,
-    and the new object names a resourceVersion."""
-    errors = _validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
-    if new.get("value", 0) != old.get("value", 0):
-        errors.append(FieldError(FORBIDDEN, "value", "may not be changed in an update."))
-    if new.get("preemptionPolicy") != old.get("preemptionPolicy"):
-        errors.append(_invalid("preemptionPolicy", new.get("preemptionPolicy"), _IMMUTABLE))
     return errors
 
 

@@ -23,6 +23,7 @@ import pytest
 from policyc.k8s import names, scheduling, validation
 from policyc.k8s.quantity import Quantity, QuantityError
 from tests.conftest import missing_shared_data, shared_dir
+from tests.k8s import update_validation
 
 VECTORS = Path(os.environ.get("POLICYC_K8S_VECTORS") or shared_dir() / "testdata" / "k8s-vectors")
 
@@ -105,7 +106,7 @@ def _affinity_scores(i: dict) -> Observed:
 
 
 def _update_outcome(i: dict) -> Observed:
-    errors = validation.validate_priority_class_update(i["old"], i["new"])
+    errors = update_validation.validate_priority_class_update(i["old"], i["new"])
     types = sorted({e.type for e in errors})
     return {"valid": not errors, "errorType": types[0] if len(types) == 1 else types}
 
@@ -181,7 +182,7 @@ HANDLERS: dict[tuple[str, str], Callable[[dict], Observed]] = {
     ("priorityclass", "validate"): lambda i: _errors(validation.validate_priority_class(i["priorityClass"])),
     ("priorityclass", "validateUpdate"): _update_outcome,
     ("priorityclass", "isKnownSystemPriorityClass"): lambda i: {
-        "known": validation.is_known_system_priority_class(i["name"], i["value"], i["globalDefault"])
+        "known": update_validation.is_known_system_priority_class(i["name"], i["value"], i["globalDefault"])
     },
     ("priorityclass", "classAdmission"): lambda i: {
         "allowed": not validation.admit_priority_class(i["existingClasses"], i["newClass"])
@@ -191,7 +192,7 @@ HANDLERS: dict[tuple[str, str], Callable[[dict], Observed]] = {
     ("resourcequota", "validate"): lambda i: _errors(validation.validate_resource_quota(i["resourceQuota"])),
     ("taint-validation", "validateNodeTaints"): lambda i: _errors(validation.validate_taints(i["taints"])),
     ("taint-validation", "taintString"): lambda i: {"string": validation.taint_string(i["taint"])},
-    ("taint-validation", "sameTaint"): lambda i: {"match": validation.same_taint(i["taint"], i["other"])},
+    ("taint-validation", "sameTaint"): lambda i: {"match": update_validation.same_taint(i["taint"], i["other"])},
 }
 
 # Expected keys that are not compared for equality with one observed value.
