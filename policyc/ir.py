@@ -8,12 +8,16 @@ and provenance.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from policyc.diagnostics import Path
 from policyc.k8s.quantity import Quantity
 from policyc.model.base import SchedulerSettings
+
+T = TypeVar("T")
 
 Resources = dict[str, Quantity]
 """Resource name (cpu, memory, nvidia.com/gpu, ...) to quantity, sorted by name."""
@@ -197,6 +201,20 @@ class NodeAgent:
     tolerations: tuple[dict, ...] | None
     """What its pods carry; None when it is given the tolerations policyc emits."""
     path: Path
+
+
+def once_per_build(compute: Callable[[Cluster], T]) -> Callable[[Cluster], T]:
+    """`compute(cluster)` computed once per build (kept in `Cluster.derived`): for what several stages read. The
+    result is shared: callers must not change it."""
+
+    @functools.wraps(compute)
+    def cached(cluster: Cluster) -> T:
+        key = (compute.__module__, compute.__qualname__)
+        if key not in cluster.derived:
+            cluster.derived[key] = compute(cluster)
+        return cluster.derived[key]
+
+    return cached
 
 
 @dataclass(frozen=True)

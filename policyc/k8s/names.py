@@ -7,6 +7,7 @@ characters; Kubernetes counts bytes, which differs only for non-ASCII text that 
 
 from __future__ import annotations
 
+import functools
 import re
 
 DNS1123_LABEL_MAX_LENGTH = 63
@@ -78,13 +79,18 @@ def is_dns1035_label(value: str) -> list[str]:
 def is_qualified_name(value: str) -> list[str]:
     """A label key (also taint keys and selector keys): an optional DNS subdomain prefix and '/', then a name
     of at most 63 alphanumerics, '-', '_' or '.' that starts and ends with an alphanumeric."""
+    return list(_qualified_name(value))
+
+
+@functools.lru_cache(maxsize=4096)  # the same few keys label thousands of objects
+def _qualified_name(value: str) -> tuple[str, ...]:
     parts = value.split("/")
     if len(parts) > 2:
-        return [
+        return (
             "must be a name of alphanumeric characters, '-', '_' or '.' that starts and ends with an "
             "alphanumeric character, with an optional DNS subdomain prefix and a single '/' "
-            "(e.g. 'example.com/MyName')"
-        ]
+            "(e.g. 'example.com/MyName')",
+        )
     errors: list[str] = []
     if len(parts) == 2:
         prefix, name = parts
@@ -100,7 +106,7 @@ def is_qualified_name(value: str) -> list[str]:
         errors.append(f"name part {_too_long(LABEL_NAME_MAX_LENGTH)}")
     if not _LABEL_NAME.fullmatch(name):
         errors.append(f"name part {_LABEL_NAME_MSG}")
-    return errors
+    return tuple(errors)
 
 
 def is_valid_label_value(value: str) -> list[str]:

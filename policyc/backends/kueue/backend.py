@@ -32,7 +32,7 @@ from policyc.backends.interface import Check
 from policyc.backends.kueue import settings
 from policyc.contract import usages
 from policyc.diagnostics import Path
-from policyc.ir import GFD_PRODUCT, Cluster, Pool, Resources, Taint, Tenant, Workload
+from policyc.ir import GFD_PRODUCT, Cluster, Pool, Resources, Taint, Tenant, Workload, once_per_build
 from policyc.k8s.objects import metadata
 from policyc.k8s.quantity import Quantity
 
@@ -148,6 +148,7 @@ def flavor_capacity(cluster: Cluster, flavor: Flavor) -> Resources:
     return {r: total[r] for r in covered_resources(cluster) if r in total}
 
 
+@once_per_build
 def all_flavors(cluster: Cluster) -> tuple[Flavor, ...]:
     """One flavor per (tier, usage) that has pools, in Kueue's order of preference (`preference`)."""
     groups: dict[tuple[str, str], list[Pool]] = {}
@@ -165,15 +166,30 @@ def preference(flavor: Flavor) -> tuple:
 def flavors(cluster: Cluster, tenant: Tenant) -> tuple[Flavor, ...]:
     """The flavors a tenant's ClusterQueue offers, in order of preference: the tier-usage groups its workloads may
     use, or every one when it declares no workload."""
-    mine = [w for w in cluster.workloads if w.tenant == tenant.name]
-    if not mine:
-        return all_flavors(cluster)
-    wanted = {(w.tier.name, u) for w in mine for u in usages(w)}
-    return tuple(f for f in all_flavors(cluster) if (f.tier, f.usage) in wanted)
+    return _offered(cluster).get(tenant.name, all_flavors(cluster))
+
+
+@once_per_build
+def _offered(cluster: Cluster) -> dict[str, tuple[Flavor, ...]]:
+    """Tenant -> its flavors, for tenants that declare workloads."""
+    wanted: dict[str, set[tuple[str, str]]] = {}
+    for w in cluster.workloads:
+        wanted.setdefault(w.tenant, set()).update((w.tier.name, u) for u in usages(w))
+    every = all_flavors(cluster)
+    return {name: tuple(f for f in every if (f.tier, f.usage) in groups) for name, groups in wanted.items()}
 
 
 def children(cluster: Cluster, tenant: Tenant) -> list[Tenant]:
-    return [t for t in cluster.tenants if t.queue.parent == tenant.name]
+    return _children(cluster).get(tenant.name, [])
+
+
+@once_per_build
+def _children(cluster: Cluster) -> dict[str, list[Tenant]]:
+    out: dict[str, list[Tenant]] = {}
+    for t in cluster.tenants:
+        if t.queue.parent:
+            out.setdefault(t.queue.parent, []).append(t)
+    return out
 
 
 def own_guarantee(cluster: Cluster, tenant: Tenant) -> Resources:
@@ -186,6 +202,7 @@ def own_guarantee(cluster: Cluster, tenant: Tenant) -> Resources:
     return out
 
 
+@once_per_build
 def nominal_quotas(cluster: Cluster) -> dict[str, dict[str, Resources]]:
     """Tenant -> flavor name -> covered resource -> nominalQuota. Tenants in name order; each guarantee fills the
     tenant's flavors in order with what their pools have left; the last flavor takes any remainder (a guarantee
@@ -242,11 +259,14 @@ def cluster_queues(cluster: Cluster) -> list[tuple[Tenant, dict]]:
     """(tenant, its ClusterQueue), in tenant order."""
     quotas = nominal_quotas(cluster)
     cohorts = {t.name: cohort_of(cluster, t) for t in cluster.tenants}
+    members: dict[str, list[Tenant]] = {}
+    for t in cluster.tenants:
+        members.setdefault(cohorts[t.name], []).append(t)
     out = []
     for t in cluster.tenants:
         q = t.queue
         borrowing = {r: cap - q.guarantee.get(r, _ZERO) for r, cap in q.capability.items()}
-        peers = [o for o in cluster.tenants if o is not t and cohorts[o.name] == cohorts[t.name]]
+        peers = [o for o in members[cohorts[t.name]] if o is not t]
         spec = {
             "cohortName": cohorts[t.name],
             "namespaceSelector": {"matchLabels": {cluster.keys.tenant: t.name}},
