@@ -236,7 +236,7 @@ class Cluster:
     node_agents: tuple[NodeAgent, ...] = ()
     complete: bool = True
     """False when parsing dropped invalid items: totals over the cluster are then not trustworthy."""
-    derived: dict = field(default_factory=dict, compare=False, repr=False)
+    derived: dict = field(default_factory=dict, init=False, compare=False, repr=False)
     """What later stages derive from the cluster and several of them read, computed once per build (for
     example each workload's pod contract, `policyc.contract`), keyed by what derives it."""
 
