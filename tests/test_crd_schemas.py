@@ -76,6 +76,26 @@ CLUSTER_QUEUE = {
     },
 }
 
+KAI_QUEUE = {
+    "apiVersion": "scheduling.run.ai/v2",
+    "kind": "Queue",
+    "metadata": {"name": "team-a"},
+    "spec": {
+        "parentQueue": "org",
+        "resources": {
+            "cpu": {"quota": 96000, "limit": -1, "overQuotaWeight": 1},
+            "gpu": {"quota": 0.5, "limit": 8, "overQuotaWeight": 1},
+            "memory": {"quota": 1073741.824, "limit": -1, "overQuotaWeight": 1},
+        },
+    },
+}
+SCHEDULING_SHARD = {
+    "apiVersion": "kai.scheduler/v1",
+    "kind": "SchedulingShard",
+    "metadata": {"name": "default"},
+    "spec": {"placementStrategy": {"gpu": "binpack", "cpu": "spread"}},
+}
+
 
 def errors(obj: dict[str, Any], schema_of: dict[str, Any] | None = None) -> list[str]:
     """Errors of ``obj`` against the schema of ``schema_of``'s kind (default: ``obj``'s own)."""
@@ -120,6 +140,8 @@ def test_expected_schema_files_exist() -> None:
         "scheduling.volcano.sh_podgroup_v1beta1.json",
         "batch.volcano.sh_job_v1alpha1.json",
         "kubeflow.org_pytorchjob_v1.json",
+        "scheduling.run.ai_queue_v2.json",
+        "kai.scheduler_schedulingshard_v1.json",
     } <= names
 
 
@@ -133,7 +155,11 @@ def test_schema_is_valid_draft_2020_12(path: Path) -> None:
     assert path.name == f"{source['group']}_{source['kind'].lower()}_{source['version']}.json"
 
 
-@pytest.mark.parametrize("obj", [QUEUE, VOLCANO_JOB, PYTORCH_JOB, CLUSTER_QUEUE], ids=lambda o: o["kind"])
+@pytest.mark.parametrize(
+    "obj",
+    [QUEUE, VOLCANO_JOB, PYTORCH_JOB, CLUSTER_QUEUE, KAI_QUEUE, SCHEDULING_SHARD],
+    ids=lambda o: f"{o['apiVersion']}-{o['kind']}",
+)
 def test_minimal_objects_validate(obj: dict[str, Any]) -> None:
     assert errors(obj) == []
 
@@ -158,6 +184,11 @@ def test_minimal_objects_validate(obj: dict[str, Any]) -> None:
         (CLUSTER_QUEUE, "spec.cohort", "org"),  # v1beta1 field, renamed cohortName in v1beta2
         (CLUSTER_QUEUE, NOMINAL_QUOTA, "eight"),
         (CLUSTER_QUEUE, ADMISSION_CHECKS, [{"name": "p", "onFlavors": ["a", "a"]}]),  # list-type set
+        (KAI_QUEUE, "spec.resources.cpu.quota", "96"),  # KAI numbers are JSON numbers, not quantities
+        (KAI_QUEUE, "spec.resources.ephemeral-storage", {"quota": 8}),  # only gpu, cpu and memory
+        (KAI_QUEUE, "spec.resources.gpu.deserved", 8),  # quota, limit and overQuotaWeight only
+        (KAI_QUEUE, "spec.parent", "org"),  # the field is parentQueue
+        (SCHEDULING_SHARD, "spec.placementStrategy.memory", "binpack"),  # gpu and cpu only
     ],
 )
 def test_invalid_objects_are_rejected(obj: dict[str, Any], path: str, value: Any) -> None:

@@ -22,6 +22,8 @@ CRD_FILES = {
     ("kueue.x-k8s.io", "ClusterQueue"): "kueue/kueue.x-k8s.io_clusterqueues.yaml",
     ("kueue.x-k8s.io", "LocalQueue"): "kueue/kueue.x-k8s.io_localqueues.yaml",
     ("kueue.x-k8s.io", "Cohort"): "kueue/kueue.x-k8s.io_cohorts.yaml",
+    ("scheduling.run.ai", "Queue"): "kai/scheduling.run.ai_queues.yaml",
+    ("kai.scheduler", "SchedulingShard"): "kai/kai.scheduler_schedulingshards.yaml",
 }
 
 

@@ -58,6 +58,7 @@ SOURCES = (
     ),
     Source("kubeflow", "training-operator-v1", ("training-operator-v1/kubeflow.org_pytorchjobs.yaml",)),
     Source("kueue", None, ("*.yaml",)),
+    Source("kai", None, ("scheduling.run.ai_queues.yaml", "kai.scheduler_schedulingshards.yaml")),
 )
 
 # Kept as they are (after recursing into sub-schemas).

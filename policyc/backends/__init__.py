@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 SCHEDULERS = {
     "volcano": "policyc.backends.volcano",
     "kueue": "policyc.backends.kueue",
+    "kai": "policyc.backends.kai",
 }
 """Scheduler backend name -> its package. The first is the default."""
 

@@ -13,6 +13,8 @@ class Binding:
     """Queue the workload is submitted to."""
     object_labels: dict[str, str] = field(default_factory=dict)
     """Labels on the workload object itself."""
+    object_annotations: dict[str, str] = field(default_factory=dict)
+    """Annotations on the workload object itself."""
     pod_annotations: dict[str, str] = field(default_factory=dict)
     """Annotations on the pods."""
     suspend: bool = False

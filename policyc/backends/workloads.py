@@ -50,7 +50,13 @@ def pod_template(
 
 
 def object_meta(cluster: Cluster, w: Workload, binding: Binding) -> dict:
-    return metadata(w.name, cluster.name, namespace=w.namespace, labels={NAME_LABEL: w.name, **binding.object_labels})
+    return metadata(
+        w.name,
+        cluster.name,
+        namespace=w.namespace,
+        labels={NAME_LABEL: w.name, **binding.object_labels},
+        annotations=binding.object_annotations,
+    )
 
 
 def job(cluster: Cluster, w: Workload, binding: Binding) -> dict:
