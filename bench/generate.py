@@ -37,7 +37,8 @@ def policy(nodes: int, pools: int, tenants: int, workloads: int, backend: str = 
         "  priorityClasses:",
         "    - {name: serving, value: 2000, preemptionPolicy: Never}",
         "    - {name: prod, value: 1000}",
-        "    - {name: batch, value: 100, globalDefault: true}",
+        # KAI runs priority >= 100 as non-preemptible, only within quota (PC804): batch stays preemptible there.
+        f"    - {{name: batch, value: {50 if backend == 'kai' else 100}, globalDefault: true}}",
         "  nodePools:",
     ]
     for p in range(pools):
