@@ -34,10 +34,11 @@ def _cycle(tenant: Tenant, by_name: Mapping[str, Tenant]) -> list[str]:
     return path[path.index(current.name) :]
 
 
-def _sum(children: list[Tenant], field: str) -> Resources:
+def total(tenants: list[Tenant], field: str) -> Resources:
+    """The sum of the tenants' queue `field` (guarantee, deserved ...), per resource any of them names."""
     out: dict[str, Quantity] = {}
-    for child in children:
-        for resource, amount in getattr(child.queue, field).items():
+    for tenant in tenants:
+        for resource, amount in getattr(tenant.queue, field).items():
             out[resource] = out[resource] + amount if resource in out else amount
     return out
 
@@ -100,14 +101,14 @@ def _children_within_parents(cluster: Cluster, by_name: Mapping[str, Tenant]) ->
         # deserved defaults to the guarantee: compared only when written, or it repeats the guarantee's error
         for field in ("guarantee", "deserved") if written else ("guarantee",):
             own = getattr(parent.queue, field)
-            for resource, total in _sum(kids, field).items():
+            for resource, summed in total(kids, field).items():
                 limit = own.get(resource, Quantity.from_value(0))
-                if total > limit:
+                if summed > limit:
                     names = ", ".join(k.name for k in kids if resource in getattr(k.queue, field))
                     yield diag(
                         "children-exceed-parent",
-                        f"child queues of '{parent.name}' ({names}) have {field} {total} {resource} in total, "
+                        f"child queues of '{parent.name}' ({names}) have {field} {summed} {resource} in total, "
                         f"more than its {field} of {limit}",
                         (*parent.path, "queue", field),
-                        hint=f"raise '{parent.name}' {field} to at least {total}, or lower the children's",
+                        hint=f"raise '{parent.name}' {field} to at least {summed}, or lower the children's",
                     )

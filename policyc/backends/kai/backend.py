@@ -10,6 +10,7 @@ from policyc.backends import workloads
 from policyc.backends.binding import Binding
 from policyc.backends.interface import Check
 from policyc.backends.kai import settings
+from policyc.checks import queue_tree
 from policyc.ir import Cluster, Resources, Tenant, Workload
 from policyc.k8s.objects import metadata
 from policyc.k8s.quantity import Quantity
@@ -118,11 +119,8 @@ def _queue(cluster: Cluster, name: str, spec: dict, **meta) -> dict:
 def queues(cluster: Cluster) -> list[Manifest]:
     """The policy's parent Queue, then a Queue per tenant in tenant order."""
     tops = top_level(cluster)
-    total: dict[str, Quantity] = {}
-    for t in tops:
-        for resource, amount in t.queue.guarantee.items():
-            total[resource] = total.get(resource, _ZERO) + amount
-    parent = _queue(cluster, parent_queue(cluster), {"resources": _resources(cluster, total, {}, 1)})
+    guaranteed = queue_tree.total(tops, "guarantee")
+    parent = _queue(cluster, parent_queue(cluster), {"resources": _resources(cluster, guaranteed, {}, 1)})
     out = [Manifest(parent, (("metadata", "name"), *((*t.path, "queue") for t in tops)))]
     for t in cluster.tenants:
         q = t.queue
