@@ -4,8 +4,8 @@ Built-in kinds are checked against the strict OpenAPI schemas of the policy's `k
 kubernetes-validate ships; custom resources against the structural schemas in ``schemas/crds`` (unknown
 fields rejected, as the API server does), with their `metadata` checked as Kubernetes' ObjectMeta.
 
-Each kind's schema is made self-contained once (only the definitions it reaches, inlined under
-``$defs``) and compiled once with jsonschema-rs; an object then takes microseconds. kubernetes-validate's
+The definitions document of a version is parsed once into a jsonschema-rs registry and each kind's schema is
+compiled once against it; an object then takes microseconds. kubernetes-validate's
 own `validate` reloads 1.8 MB of definitions and builds a validator for every call (about 10 ms).
 
 A failure is reported as one short line (`describe`): the failing keyword, its parameters and the start of the
@@ -26,9 +26,7 @@ from policyc.crd_schemas import crd_schema
 from policyc.diagnostics import Diagnostic, diag
 from policyc.k8s import validation
 
-_DEFS = "#/$defs/"
 _OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
-_NAMED = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
 
 
 class UnknownKind(LookupError):
@@ -42,42 +40,17 @@ def _schema_root(version: str) -> FsPath:
     return root / f"v{version}.0-local-strict"
 
 
+_DEFINITIONS_URI = "file:///_definitions.json"
+"""Where the kinds' schemas find the definitions document: they refer to it as ``_definitions.json``."""
+
+
 @functools.cache
-def _definitions(version: str) -> Mapping[str, Any]:
+def _registry(version: str):
+    """The definitions of one Kubernetes version, parsed once and shared by every validator of that version."""
+    import jsonschema_rs
+
     with open(_schema_root(version) / "_definitions.json", encoding="utf-8") as f:
-        return json.load(f)["$defs"]
-
-
-def self_contained(schema: Mapping[str, Any], definitions: Mapping[str, Any]) -> dict[str, Any]:
-    """`schema` with every definition it reaches (through refs into the definitions document) inlined
-    under its own ``$defs``, and descriptions dropped: one document a validator can compile alone."""
-    reached: dict[str, Any] = {}
-
-    def walk(node: Any, named: bool = False) -> Any:
-        """Copy a schema; `named` marks a mapping of names to schemas (properties ...), whose keys are kept."""
-        if isinstance(node, dict):
-            out = {}
-            for key, value in node.items():
-                if named:
-                    out[key] = walk(value)
-                elif key in ("description", "$id", "$schema"):
-                    continue
-                elif key == "$ref" and isinstance(value, str) and _DEFS in value:
-                    name = value.split(_DEFS, 1)[1]
-                    out[key] = _DEFS + name
-                    if name not in reached:
-                        reached[name] = None  # placeholder: cycles in the definitions terminate here
-                        reached[name] = walk(definitions[name])
-                else:
-                    out[key] = walk(value, named=key in _NAMED)
-            return out
-        if isinstance(node, list):
-            return [walk(item) for item in node]
-        return node
-
-    top = walk(schema)
-    top["$defs"] = reached
-    return top
+        return jsonschema_rs.Registry([(_DEFINITIONS_URI, json.load(f))])
 
 
 @functools.cache
@@ -88,7 +61,8 @@ def validator(version: str, api_version: str, kind: str):
     schema = crd_schema(api_version, kind)
     if schema is not None:
         # metadata is open in CRD schemas; the API server validates it as ObjectMeta.
-        schema = {**schema, "properties": {**schema["properties"], "metadata": {"$ref": _DEFS + _OBJECT_META}}}
+        meta = {"$ref": f"{_DEFINITIONS_URI}#/$defs/{_OBJECT_META}"}
+        schema = {**schema, "properties": {**schema["properties"], "metadata": meta}}
     else:
         group, _, ver = api_version.rpartition("/")
         name = f"{kind.lower()}-{group.split('.')[0]}-{ver}.json" if group else f"{kind.lower()}-{ver}.json"
@@ -97,7 +71,7 @@ def validator(version: str, api_version: str, kind: str):
                 schema = json.load(f)
         except FileNotFoundError:
             raise UnknownKind(f"no schema for {api_version} {kind} in Kubernetes {version}") from None
-    return jsonschema_rs.Draft202012Validator(self_contained(schema, _definitions(version)))
+    return jsonschema_rs.Draft202012Validator(schema, registry=_registry(version), base_uri=f"file:///{kind}.json")
 
 
 API_VALIDATION: dict[tuple[str, str], Callable[[Mapping[str, Any]], list[validation.FieldError]]] = {

@@ -8,7 +8,6 @@ RENAME_EXCHANGE where available, else by two renames that are undone if the seco
 
 from __future__ import annotations
 
-import ctypes
 import os
 import shutil
 import tempfile
@@ -143,6 +142,8 @@ _AT_FDCWD = -100
 
 def _rename_exchange(a: Path, b: Path) -> bool:
     """Atomically exchange two paths with renameat2(2); False where the system cannot."""
+    import ctypes  # only when an output tree is replaced
+
     try:
         renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
     except (OSError, AttributeError):

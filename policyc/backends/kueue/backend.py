@@ -259,14 +259,14 @@ def cluster_queues(cluster: Cluster) -> list[tuple[Tenant, dict]]:
     """(tenant, its ClusterQueue), in tenant order."""
     quotas = nominal_quotas(cluster)
     cohorts = {t.name: cohort_of(cluster, t) for t in cluster.tenants}
-    members: dict[str, list[Tenant]] = {}
+    unreclaimable: dict[str, int] = {}
     for t in cluster.tenants:
-        members.setdefault(cohorts[t.name], []).append(t)
+        unreclaimable[cohorts[t.name]] = unreclaimable.get(cohorts[t.name], 0) + (not t.queue.reclaimable)
     out = []
     for t in cluster.tenants:
         q = t.queue
         borrowing = {r: cap - q.guarantee.get(r, _ZERO) for r, cap in q.capability.items()}
-        peers = [o for o in members[cohorts[t.name]] if o is not t]
+        peers_unreclaimable = unreclaimable[cohorts[t.name]] - (not q.reclaimable)
         spec = {
             "cohortName": cohorts[t.name],
             "namespaceSelector": {"matchLabels": {cluster.keys.tenant: t.name}},
@@ -274,7 +274,7 @@ def cluster_queues(cluster: Cluster) -> list[tuple[Tenant, dict]]:
             "preemption": {
                 # Kueue cannot exempt one queue's borrowed workloads from reclaim: protect the non-reclaimable
                 # tenants' workloads from equal or lower priority reclaimers instead.
-                "reclaimWithinCohort": "Any" if all(o.queue.reclaimable for o in peers) else "LowerPriority",
+                "reclaimWithinCohort": "LowerPriority" if peers_unreclaimable else "Any",
                 "withinClusterQueue": "LowerPriority",
             },
             "fairSharing": {"weight": str(q.weight)},
