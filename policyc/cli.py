@@ -12,11 +12,15 @@ import re
 import sys
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from policyc import __version__
 from policyc import compile as compile_policy
+
+if TYPE_CHECKING:
+    from policyc.compiler import Compilation
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 DIAGNOSTIC_FORMATS = ("text", "json", "github", "sarif")
@@ -156,11 +160,17 @@ def validate(policies: tuple[str, ...], only_policies: bool, fmt: str) -> None:
 @click.option("--object", "selector", metavar="SELECTOR",
               help="Instead of placement, show the policy lines emitted objects come from: an output file "
               "(tenants/team-a.yaml), Kind/name, Kind/namespace/name, or 'all'.")  # fmt: skip
+@click.option("--pod", "manifest", type=click.Path(dir_okay=False, exists=True), metavar="FILE",
+              help="Instead of the templates, one pod (or workload) manifest: whether its tenant's admission policy "
+              "admits it, which rule refuses it, and where its pods can land.")  # fmt: skip
 @click.option("--format", "fmt", type=click.Choice(DIAGNOSTIC_FORMATS), default="text", show_default=True,
               help="text, or one JSON document (placement, objects, diagnostics); github and sarif print the "
               "matrix as text and the diagnostics in that format.")  # fmt: skip
-def explain(policy: str, workload: str | None, pool: str | None, selector: str | None, fmt: str) -> None:
-    """Show where each workload template can land on each pool and why, or where objects come from."""
+def explain(
+    policy: str, workload: str | None, pool: str | None, selector: str | None, manifest: str | None, fmt: str
+) -> None:
+    """Show where each workload template can land on each pool and why, where objects come from, or what admission
+    does with one pod."""
     from policyc import explain as ex
     from policyc.diagnostics import did_you_mean
     from policyc.proof.placement import targets
@@ -169,6 +179,8 @@ def explain(policy: str, workload: str | None, pool: str | None, selector: str |
     if compilation.cluster is None or not compilation.artifacts:
         _emit_diagnostics([compilation], fmt)
         sys.exit(EXIT_FAILED)
+    if manifest is not None:
+        _explain_manifest(compilation, manifest, fmt)
     for option, value, known in (
         ("workload", workload, [w.name for w in compilation.cluster.workloads]),
         ("pool", pool, [t.name for t in targets(compilation.cluster)]),
@@ -189,6 +201,32 @@ def explain(policy: str, workload: str | None, pool: str | None, selector: str |
         click.echo(body, err=fmt == "sarif")
         _emit_diagnostics([compilation], fmt)
     sys.exit(EXIT_OK if compilation.ok else EXIT_FAILED)
+
+
+def _explain_manifest(compilation: Compilation, manifest: str, fmt: str) -> None:
+    """`explain --pod`: exit 0 when admitted (warnings and audit included), 1 when refused or not explainable."""
+    from policyc import explain as ex
+    from policyc.diagnostics import PolicyError
+    from policyc.load import load_file
+
+    try:
+        doc = load_file(manifest)
+        if doc.diagnostics:
+            raise PolicyError(doc.diagnostics)
+        e = ex.explain_manifest(compilation, doc.data)
+    except PolicyError as err:
+        first = err.diagnostics[0]
+        raise click.BadParameter(f"{manifest}: {first.message}", param_hint="--pod") from None
+    except ex.ManifestError as err:
+        raise click.BadParameter(f"{manifest}: {err}", param_hint="--pod") from None
+    if fmt == "json":
+        import json
+        from dataclasses import asdict
+
+        click.echo(json.dumps(asdict(e), indent=2, ensure_ascii=False))
+    else:
+        click.echo(ex.render_manifest_text(e))
+    sys.exit(EXIT_FAILED if e.verdict == "refused" else EXIT_OK)
 
 
 @main.command()

@@ -255,6 +255,12 @@ _RULES: tuple[Rule, ...] = (
         "A priority class named in a tenant's quota scope is longer than 63 characters: the API server cannot "
         "match pods against that quota, and fails every pod create in the tenant's namespaces.",
     ),
+    Rule(
+        "PC436",
+        "admission-needs-newer-kubernetes",
+        Severity.ERROR,
+        "An admission mode other than off on a Kubernetes version without ValidatingAdmissionPolicy v1 (before 1.30).",
+    ),
     # PC5xx: placement proof
     Rule(
         "PC501",
@@ -306,6 +312,13 @@ _RULES: tuple[Rule, ...] = (
     ),
     # PC9xx: output verification
     Rule("PC901", "output-schema", Severity.ERROR, "An emitted object does not pass its Kubernetes or CRD schema."),
+    Rule(
+        "PC902",
+        "tenancy-proof-failed",
+        Severity.ERROR,
+        "A tenant's admission policy lets a pod that breaks its placement contract through, or refuses one of its "
+        "own templates.",
+    ),
 )
 
 

@@ -126,3 +126,89 @@ def render_json(placement: Sequence[PlacementRow], provenance: Sequence[Provenan
         "diagnostics": json.loads(diagnostics)["diagnostics"],
     }
     return json.dumps(doc, indent=2, ensure_ascii=False)
+
+
+# --- one pod or workload manifest -----------------------------------------------------------------------------
+
+
+VERDICTS = {
+    "deny": "refused",
+    "warn": "admitted with warnings",
+    "audit": "admitted (the refusals are recorded in the audit log)",
+}
+
+
+@dataclass(frozen=True)
+class PodExplanation:
+    """What admission does with one manifest, and where its pods can land."""
+
+    kind: str
+    name: str
+    namespace: str
+    tenant: str | None
+    mode: str
+    """The tenant's admission mode (off where no tenant owns the namespace)."""
+    verdict: str
+    """admitted, refused, or admitted with warnings / audited."""
+    refusals: list[dict]
+    """{rule, message} of every rule it breaks."""
+    placement: list[dict]
+    """{role, pool, admitted, reason} of each of its pods on each pool and the control plane."""
+
+
+class ManifestError(ValueError):
+    """The manifest is not one policyc can explain."""
+
+
+def explain_manifest(compilation: Compilation, obj: object) -> PodExplanation:
+    """Admission by the tenant's policy (`policyc.tenancy`) and placement (`policyc.proof.placement`) of a pod, or
+    of a workload object of a kind the policy matches."""
+    from policyc import tenancy
+    from policyc.backends.workloads import kinds
+    from policyc.proof.placement import placement_of
+
+    cluster = compilation.cluster
+    assert cluster is not None
+    if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict) or not isinstance(obj.get("spec"), dict):
+        raise ManifestError("not a Kubernetes object with metadata and spec")
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    group = str(api_version or "").rpartition("/")[0]
+    matched = {(k.group, k.kind): k for k in kinds(cluster).values()}
+    if (api_version, kind) != ("v1", "Pod") and (group, kind) not in matched:
+        known = ", ".join(["v1 Pod", *sorted(f"{k.group} {k.kind}" for k in matched.values())])
+        raise ManifestError(f"{api_version} {kind} is not a kind policyc's admission policies match ({known})")
+    namespace = obj["metadata"].get("namespace")
+    if not isinstance(namespace, str) or not namespace:
+        raise ManifestError("metadata.namespace is not set: the namespace decides the tenant and its rules")
+    tenant = tenancy.tenant_of(cluster, namespace)
+    contract = tenancy.contracts(cluster).get(tenant.name) if tenant else None
+    try:
+        broken = tenancy.refusals(contract, obj) if contract else []
+        if (api_version, kind) == ("v1", "Pod"):
+            pods = [("pod", obj)]
+        else:
+            pods = [(role, template) for role, _, template in matched[(group, kind)].pods(obj["spec"])]
+        placement = [
+            {"role": role, "pool": target, "admitted": admitted, "reason": reason}
+            for role, pod in pods
+            for target, admitted, reason in placement_of(cluster, pod)
+        ]
+    except (KeyError, TypeError, AttributeError) as e:
+        raise ManifestError(f"malformed {kind}: {type(e).__name__} {e}") from None
+    mode = contract.mode if contract else "off"
+    verdict = VERDICTS[mode] if broken else "admitted"
+    return PodExplanation(
+        kind=str(kind), name=str(obj["metadata"].get("name", "")), namespace=namespace,
+        tenant=tenant.name if tenant else None, mode=mode, verdict=verdict,
+        refusals=[{"rule": r.rule, "message": r.message} for r in broken], placement=placement,
+    )  # fmt: skip
+
+
+def render_manifest_text(e: PodExplanation) -> str:
+    owner = f"tenant {e.tenant}, admission mode {e.mode}" if e.tenant else "no tenant: no admission policy applies"
+    lines = [f"{e.kind} {e.namespace}/{e.name} ({owner})", f"admission: {e.verdict}"]
+    lines += [f"  - {r['message']}" for r in e.refusals]
+    lines.append("placement:")
+    for p in e.placement:
+        lines.append(f"  {p['role']} -> {p['pool']}: " + ("admitted" if p["admitted"] else f"rejected: {p['reason']}"))
+    return "\n".join(lines)

@@ -153,6 +153,8 @@ class Tenant:
     quota: Quota | None
     limit_range: LimitRange | None
     path: Path
+    admission: str = "off"
+    """What admission does with the tenant's pods that break its placement contract: off, audit, warn or deny."""
 
 
 def queue_chain(tenant: Tenant, tenants: Mapping[str, Tenant]) -> list[Tenant]:

@@ -54,6 +54,14 @@ GPU_OPERATOR_AGENTS = (
 named after a Helm release called gpu-operator): the node agents of a policy that names none."""
 
 
+ADMISSION_POLICY_MINOR = 30
+"""Kubernetes 1.30 serves ValidatingAdmissionPolicy v1 (GA, on by default)."""
+
+
+def _minor(version: str) -> int:
+    return int(version.split(".")[1])
+
+
 def supported_kubernetes_versions() -> list[str]:
     """Minor versions with strict schemas in kubernetes-validate (found without importing it: it is slow)."""
     spec = importlib.util.find_spec("kubernetes_validate")
@@ -159,6 +167,24 @@ class _Resolver:
                 )
                 return False
         return True
+
+    def admission_mode(self, stated: m.Admission | m.TenantAdmission | None, path: Path) -> str | None:
+        """The mode stated at `path` (None when nothing is stated there); off, with an error, where the API server
+        has no ValidatingAdmissionPolicy v1 (before Kubernetes 1.30)."""
+        if stated is None:
+            return None
+        if stated.mode != "off" and _minor(self.spec.kubernetes_version) < ADMISSION_POLICY_MINOR:
+            self.report(
+                diag(
+                    "admission-needs-newer-kubernetes",
+                    f"admission mode {stated.mode} needs ValidatingAdmissionPolicy v1, which Kubernetes "
+                    f"{self.spec.kubernetes_version} does not serve (1.30 and later do)",
+                    path,
+                    hint="set mode: off, or raise kubernetesVersion to 1.30 or later",
+                )
+            )
+            return "off"
+        return stated.mode
 
     def check_version(self) -> None:
         supported = supported_kubernetes_versions()
@@ -381,6 +407,10 @@ class _Resolver:
 
     def tenants(self, class_names: set[str]) -> dict[str, ir.Tenant]:
         unique = self.unique("tenants", self.spec.tenants, "tenant")
+        # Unless the policy says, warn where the API server has ValidatingAdmissionPolicy v1.
+        default_admission = self.admission_mode(self.spec.admission, ("spec", "admission", "mode")) or (
+            "warn" if _minor(self.spec.kubernetes_version) >= ADMISSION_POLICY_MINOR else "off"
+        )
         names = {t.name for _, t in unique}
         ns_owner: dict[str, str] = {}
         out = {}
@@ -437,6 +467,8 @@ class _Resolver:
                 quota=self.quota(tenant.quota, self.path("tenants", i, "quota")),
                 limit_range=self.limit_range(tenant.limit_range, self.path("tenants", i, "limitRange")),
                 path=self.path("tenants", i),
+                admission=self.admission_mode(tenant.admission, self.path("tenants", i, "admission", "mode"))
+                or default_admission,
             )
         return out
 

@@ -88,8 +88,11 @@ def test_sync_waves_order_namespaces_then_quotas_then_queues(out) -> None:
     assert waves.get("PriorityClass", {0}) == {0}
     assert waves.get("ConfigMap", {1}) == {1} and waves.get("ResourceQuota", {1}) == {1}  # KAI writes no ConfigMap
     assert waves.get("Queue", {2}) == {2}
+    # An admission policy before its bindings, both after the namespaces they select.
+    assert waves["ValidatingAdmissionPolicy"] == {1} and waves["ValidatingAdmissionPolicyBinding"] == {2}
     for doc in _kustomize_listed(out):
-        custom = "." in doc["apiVersion"].split("/")[0] and not doc["apiVersion"].startswith("scheduling.k8s.io")
+        group = doc["apiVersion"].rpartition("/")[0]
+        custom = "." in group and not group.endswith(".k8s.io")  # Kubernetes' own groups end in .k8s.io
         options = doc["metadata"]["annotations"].get(SYNC_OPTIONS)
         expected = (
             "SkipDryRunOnMissingResource=true" if custom else "Prune=false" if doc["kind"] == "Namespace" else None

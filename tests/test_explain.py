@@ -86,3 +86,75 @@ def test_provenance_of_a_script_names_the_pools_and_the_control_plane() -> None:
         "'controlPlane'",
         *(f"'nodePools[{i}]'" for i in range(6)),
     ]  # in file order
+
+
+# --- explain --pod ------------------------------------------------------------------------------------------
+
+SNEAKY = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: sneaky, namespace: ai-team-a}
+spec:
+  schedulerName: volcano
+  tolerations: [{operator: Exists}]
+  containers: [{name: c, image: busybox}]
+"""
+
+
+def _pod(tmp_path, text: str = SNEAKY) -> str:
+    path = tmp_path / "pod.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_pod_with_a_wildcard_toleration_is_warned_about_in_warn_mode_and_lands_anywhere(tmp_path) -> None:
+    result = explain(AI_PROD, "--pod", _pod(tmp_path))
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == "Pod ai-team-a/sneaky (tenant team-a, admission mode warn)"
+    assert lines[1] == "admission: admitted with warnings"
+    assert "(rule wildcard-toleration)" in lines[2] and lines[3] == "placement:"
+    assert "  pod -> (control plane): admitted" in lines  # what the policy exists to stop
+
+
+def test_pod_refused_in_deny_mode_names_every_rule_it_breaks(tmp_path) -> None:
+    text = (REPO / "policies" / "ai-prod.yaml").read_text().replace("spec:\n", "spec:\n  admission: {mode: deny}\n", 1)
+    policy = tmp_path / "deny.yaml"
+    policy.write_text(text)
+    pod = SNEAKY.replace(
+        "  schedulerName: volcano\n", "  nodeName: gpu-a100-001\n  priorityClassName: system-node-critical\n"
+    )
+    result = explain(str(policy), "--pod", _pod(tmp_path, pod), "--format", "json")
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.stdout)
+    assert (doc["tenant"], doc["mode"], doc["verdict"]) == ("team-a", "deny", "refused")
+    assert [r["rule"] for r in doc["refusals"]] == [
+        "wildcard-toleration",
+        "node-name",
+        "priority-class",
+        "scheduler-name",
+    ]
+
+
+def test_a_template_is_admitted_and_its_pods_land_only_on_its_pools() -> None:
+    result = explain(AI_PROD, "--pod", str(REPO / "golden" / "ai-prod" / "templates" / "llm-pretraining.yaml"))
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[:2] == ["Job ai-team-a/llm-pretraining (tenant team-a, admission mode warn)", "admission: admitted"]
+    landed = sorted(
+        line.split(" -> ")[1].split(":")[0] for line in lines if " -> " in line and line.endswith("admitted")
+    )
+    assert landed == ["a100-train", "h100-train", "h20-hybrid"]
+
+
+def test_a_pod_outside_tenants_is_not_matched_and_unexplainable_manifests_are_usage_errors(tmp_path) -> None:
+    result = explain(AI_PROD, "--pod", _pod(tmp_path, SNEAKY.replace("ai-team-a", "kube-system")))
+    assert result.exit_code == 0 and "no tenant: no admission policy applies" in result.stdout
+    assert "admission: admitted" in result.stdout
+    for text, says in (
+        (SNEAKY.replace("namespace: ai-team-a", "labels: {}"), "metadata.namespace is not set"),
+        (SNEAKY.replace("kind: Pod", "kind: Service"), "v1 Service is not a kind policyc's admission policies match"),
+        ("- a list\n", "not a Kubernetes object"),
+    ):
+        result = explain(AI_PROD, "--pod", _pod(tmp_path, text))
+        assert result.exit_code == 2 and says in result.output, result.output

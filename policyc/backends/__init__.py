@@ -48,11 +48,12 @@ def every_settings() -> list[ModuleType]:
 
 def emit(cluster: Cluster) -> list[Artifact]:
     """Every artifact of the cluster, sorted by path."""
-    from policyc.backends import argocd, kubernetes, node_agents, nodes, workloads
+    from policyc.backends import admission, argocd, kubernetes, node_agents, nodes, workloads
 
     backend = scheduler(cluster.scheduler.backend)
     artifacts = [
         *kubernetes.emit(cluster),
+        *admission.emit(cluster),
         *backend.emit(cluster),
         *nodes.emit(cluster),
         *node_agents.emit(cluster),

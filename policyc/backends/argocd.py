@@ -25,6 +25,8 @@ WAVES = {
     "ResourceQuota": 1,
     "LimitRange": 1,
     "ConfigMap": 1,
+    "ValidatingAdmissionPolicy": 1,
+    "ValidatingAdmissionPolicyBinding": 2,
 }
 """Sync waves of the shared kinds: namespaces first, then what lives in them and the schedulers' configuration."""
 SCHEDULER_WAVE = 2

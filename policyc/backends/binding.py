@@ -19,3 +19,6 @@ class Binding:
     """Annotations on the pods."""
     suspend: bool = False
     """Create the workload suspended (an admission controller resumes it)."""
+    spec_queue: bool = False
+    """The scheduler reads the queue from the object's own queue field (`workloads.Kind.queue_path`), so a workload
+    must name it there (elsewhere the field only has to name the right queue where it is set)."""

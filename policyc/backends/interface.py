@@ -12,7 +12,7 @@ from policyc.artifacts import Artifact
 from policyc.backends.binding import Binding
 from policyc.backends.workloads import Kind
 from policyc.diagnostics import Diagnostic
-from policyc.ir import Cluster, Workload
+from policyc.ir import Cluster, Tenant, Workload
 
 Check = Callable[[Cluster], Iterable[Diagnostic]]
 
@@ -32,6 +32,15 @@ class SchedulerBackend(Protocol):
 
     def binding(self, cluster: Cluster, workload: Workload) -> Binding:
         """How a workload's template joins its queue."""
+        ...
+
+    def queue_binding(self, cluster: Cluster, tenant: str) -> Binding:
+        """What any pod or workload of `tenant` carries to join its queue (its scheduler, queue labels and
+        annotations), which its admission policy holds it to."""
+        ...
+
+    def tolerations_added(self, cluster: Cluster, tenant: Tenant) -> tuple[dict, ...]:
+        """Tolerations the scheduler itself adds to the tenant's pods, which its admission policy must let through."""
         ...
 
     def checks(self) -> tuple[Check, ...]:

@@ -119,8 +119,17 @@ class Kind:
     build: Callable[[Cluster, Workload, Binding], dict]
     pods: Callable[[Mapping[str, Any]], PodTemplates]
     """The pod templates of an object's spec, as its controller reads them."""
+    cel_templates: str
+    """The same in CEL, over `object`: a list of the pod templates (for admission policies)."""
     object_counts: tuple[str, ...]
     """Quota object counts one object adds: itself, and what its controller creates for it before any pod."""
+    queue_path: tuple[str, ...] = ()
+    """Where in its spec an object names its queue, if it does (besides the binding's labels and annotations)."""
+
+    @property
+    def resource(self) -> str:
+        """Its resource name in API paths (each kind policyc templates has the plural in -s)."""
+        return self.kind.lower() + "s"
 
 
 def _job_pods(spec: Mapping[str, Any]) -> PodTemplates:
@@ -129,12 +138,13 @@ def _job_pods(spec: Mapping[str, Any]) -> PodTemplates:
 
 
 KINDS: dict[str, Kind] = {
-    "Job": Kind("batch", "Job", job, _job_pods, ("count/jobs.batch",)),
+    "Job": Kind("batch", "Job", job, _job_pods, "[object.spec.template]", ("count/jobs.batch",)),
     "Deployment": Kind(
         "apps",
         "Deployment",
         deployment,
         lambda spec: [("pod", spec.get("replicas", 1), spec["template"])],
+        "[object.spec.template]",
         ("count/deployments.apps", "count/replicasets.apps"),
     ),
     "PyTorchJob": Kind(
@@ -142,7 +152,9 @@ KINDS: dict[str, Kind] = {
         "PyTorchJob",
         pytorch_job,
         lambda spec: [(role, r.get("replicas", 1), r["template"]) for role, r in spec["pytorchReplicaSpecs"].items()],
+        "object.spec.pytorchReplicaSpecs.map(r, object.spec.pytorchReplicaSpecs[r].template)",
         ("count/pytorchjobs.kubeflow.org",),
+        queue_path=("runPolicy", "schedulingPolicy", "queue"),
     ),
 }
 """The workload kinds every scheduler backend can template, by their name in the policy language (`kind` of a

@@ -212,6 +212,24 @@ class LimitRange(Model):
     min: ResourceMap = Field(default_factory=dict, description="Smallest container requests allowed.")
 
 
+AdmissionMode = Literal["off", "audit", "warn", "deny"]
+_MODE_HELP = (
+    "What the API server does with a pod or workload that breaks the tenant's placement contract (ValidatingAdmission"
+    "Policy): deny refuses it, warn admits it with a warning to the client, audit only records it in the audit "
+    "log, off emits no policy."
+)
+
+
+class Admission(Model):
+    mode: AdmissionMode = Field(
+        "warn", description=_MODE_HELP + " Default warn (Kubernetes 1.30 and later; off before)."
+    )
+
+
+class TenantAdmission(Model):
+    mode: AdmissionMode = Field(description=_MODE_HELP + " Overrides spec.admission.mode for this tenant.")
+
+
 class Tenant(Model):
     name: Name = Field(description="Tenant name; also the name of its scheduler queue.")
     namespaces: list[Name] = Field(min_length=1, description="Namespaces the tenant owns.")
@@ -229,6 +247,7 @@ class Tenant(Model):
     limit_range: LimitRange | None = Field(
         None, description=("LimitRange (container defaults and bounds) for each of the tenant's namespaces.")
     )
+    admission: TenantAdmission | None = Field(None, description="This tenant's admission mode.")
     description: str | None = Field(None, description="Free text for humans.")
 
 
@@ -340,6 +359,13 @@ class Spec(Model):
     scheduler: SchedulerField = Field(
         default_factory=lambda: settings(next(iter(SCHEDULERS))).Settings(),
         description="The batch scheduler the policy compiles for (backend) and its settings.",
+    )
+    admission: Admission | None = Field(
+        None,
+        description=(
+            "Enforce each tenant's placement contract at admission: which pools its pods may tolerate, no "
+            "wildcard toleration, no spec.nodeName, its priority classes, scheduler and queue."
+        ),
     )
     tenants: list[Tenant] = Field(default_factory=list, description="Teams sharing the cluster.")
     workloads: list[Workload] = Field(

@@ -87,6 +87,11 @@ def _evaluate(pod: Mapping[str, Any], target: Target) -> tuple[bool, int, str | 
     return why is None, score, why
 
 
+def placement_of(cluster: Cluster, pod: Mapping[str, Any]) -> list[tuple[str, bool, str | None]]:
+    """(target, admitted, why not) of one pod on every pool and the control plane."""
+    return [(t.name, admitted, why) for t in targets(cluster) for admitted, _, why in [_evaluate(pod, t)]]
+
+
 def _verdicts(
     cluster: Cluster, templates: Mapping[str, Mapping[str, Any]], all_targets: list[Target]
 ) -> dict[str, list[tuple[str, list[tuple[bool, int, str | None]]]]]:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 
 from policyc.artifacts import Artifact, Manifest
@@ -55,15 +56,18 @@ def emit(cluster: Cluster) -> list[Artifact]:
     return out
 
 
+def queue_binding(cluster: Cluster, tenant: str) -> Binding:
+    return Binding(scheduler_name=SCHEDULER_NAME, queue=tenant, object_labels={QUEUE_LABEL: tenant})
+
+
 def binding(cluster: Cluster, workload: Workload) -> Binding:
     # A batch Job's gang (minMember) comes from an owner annotation; a PyTorchJob's from its minAvailable.
     gang = {BATCH_MIN_MEMBER: str(workload.replicas)} if workload.kind == "Job" else {}
-    return Binding(
-        scheduler_name=SCHEDULER_NAME,
-        queue=workload.tenant,
-        object_labels={QUEUE_LABEL: workload.tenant},
-        object_annotations=gang,
-    )
+    return replace(queue_binding(cluster, workload.tenant), object_annotations=gang)
+
+
+def tolerations_added(cluster: Cluster, tenant: Tenant) -> tuple[dict, ...]:
+    return ()
 
 
 # --- queues -------------------------------------------------------------------------------------------------

@@ -125,13 +125,27 @@ def emit(cluster: Cluster) -> list[Artifact]:
     return out
 
 
-def binding(cluster: Cluster, workload: Workload) -> Binding:
+def queue_binding(cluster: Cluster, tenant: str) -> Binding:
     return Binding(
         scheduler_name=PROFILES[cluster.scheduler.placement],
-        queue=workload.tenant,
-        object_labels={QUEUE_LABEL: workload.tenant},
+        queue=tenant,
+        object_labels={QUEUE_LABEL: tenant},
         suspend=True,
     )
+
+
+def binding(cluster: Cluster, workload: Workload) -> Binding:
+    return queue_binding(cluster, workload.tenant)
+
+
+def tolerations_added(cluster: Cluster, tenant: Tenant) -> tuple[dict, ...]:
+    """Kueue adds the tolerations of the flavor it admits a workload to into its pod templates."""
+    return tuple(t for f in flavors(cluster, tenant) for t in _flavor_tolerations(cluster)[f.name])
+
+
+@once_per_build
+def _flavor_tolerations(cluster: Cluster) -> dict[str, list[dict]]:
+    return {f.name: flavor_spec(cluster, f).get("tolerations", []) for f in all_flavors(cluster)}
 
 
 # --- quota --------------------------------------------------------------------------------------------------

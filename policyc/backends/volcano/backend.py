@@ -65,7 +65,9 @@ KINDS = {
             "Job",
             _job,
             lambda spec: [(t["name"], t.get("replicas", 1), t["template"]) for t in spec["tasks"]],
+            "object.spec.tasks.map(t, t.template)",
             ("count/jobs.batch.volcano.sh", "count/podgroups.scheduling.volcano.sh"),
+            queue_path=("queue",),
         ),
     }[name]
     for name in settings.WORKLOAD_KINDS
@@ -85,10 +87,18 @@ def emit(cluster: Cluster) -> list[Artifact]:
     return out
 
 
-def binding(cluster: Cluster, workload: Workload) -> Binding:
+def queue_binding(cluster: Cluster, tenant: str) -> Binding:
     return Binding(
-        scheduler_name=SCHEDULER_NAME, queue=workload.tenant, pod_annotations={QUEUE_ANNOTATION: workload.tenant}
+        scheduler_name=SCHEDULER_NAME, queue=tenant, pod_annotations={QUEUE_ANNOTATION: tenant}, spec_queue=True
     )
+
+
+def binding(cluster: Cluster, workload: Workload) -> Binding:
+    return queue_binding(cluster, workload.tenant)
+
+
+def tolerations_added(cluster: Cluster, tenant: Tenant) -> tuple[dict, ...]:
+    return ()
 
 
 def _queue(cluster: Cluster, t: Tenant) -> Manifest:

@@ -1,0 +1,65 @@
+"""Admission policies: per tenant, a ValidatingAdmissionPolicy holding its pods and workloads to its placement
+contract (`policyc.tenancy`), and its binding, whose validation actions follow the tenant's mode.
+
+The contract's values are written into the CEL as literals, one policy per tenant, rather than read from
+parameter objects: a ConfigMap holds strings only (a list would need `split`, which CEL libraries outside the API
+server lack), and a parameter object in the tenant's reach could widen its own policy. The binding selects the
+tenant's namespaces by `kubernetes.io/metadata.name`, which the API server sets and no one can change.
+"""
+
+from __future__ import annotations
+
+from policyc import tenancy
+from policyc.artifacts import Artifact, Manifest
+from policyc.ir import Cluster, Tenant
+from policyc.k8s.objects import metadata
+
+API_VERSION = "admissionregistration.k8s.io/v1"
+NAMESPACE_NAME = "kubernetes.io/metadata.name"
+ACTIONS = {"deny": ["Deny", "Audit"], "warn": ["Warn", "Audit"], "audit": ["Audit"]}
+"""validationActions per admission mode (Deny and Warn may not be combined)."""
+
+
+def policy_name(tenant: str) -> str:
+    return f"policyc-tenant-{tenant}"
+
+
+def emit(cluster: Cluster) -> list[Artifact]:
+    contracts = tenancy.contracts(cluster)
+    return [
+        Artifact(f"admission/{t.name}.yaml", _objects(cluster, t, contracts[t.name]), synced=True)
+        for t in cluster.tenants
+        if t.name in contracts
+    ]
+
+
+def _objects(cluster: Cluster, tenant: Tenant, c: tenancy.Contract) -> tuple[Manifest, ...]:
+    name = policy_name(tenant.name)
+    policy = {
+        "apiVersion": API_VERSION,
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": metadata(name, cluster.name, labels={cluster.keys.tenant: tenant.name}),
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {"resourceRules": list(tenancy.matched_resources(c))},
+            "variables": tenancy.variables(c),
+            "validations": [
+                {"expression": r.cel, "message": r.message, "reason": "Forbidden"} for r in tenancy.rules(c)
+            ],
+        },
+    }
+    binding = {
+        "apiVersion": API_VERSION,
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": metadata(name, cluster.name, labels={cluster.keys.tenant: tenant.name}),
+        "spec": {
+            "policyName": name,
+            "validationActions": ACTIONS[c.mode],
+            "matchResources": {
+                "namespaceSelector": {
+                    "matchExpressions": [{"key": NAMESPACE_NAME, "operator": "In", "values": list(c.namespaces)}]
+                }
+            },
+        },
+    }
+    return Manifest(policy, (tenant.path,)), Manifest(binding, (tenant.path,))

@@ -1,0 +1,150 @@
+"""The tenancy proof: each tenant's admission rules (`policyc.tenancy`) admit its own templates, the workload
+objects and the pods their controllers create, and refuse pods that break its placement contract: a wildcard
+toleration, Exists on a pool key, a toleration of a pool its workloads may not use or of the control plane,
+`spec.nodeName`, a foreign scheduler or queue, a forbidden priority class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from policyc import tenancy
+from policyc.artifacts import Artifact
+from policyc.backends.workloads import pod_templates
+from policyc.diagnostics import Diagnostic, diag
+from policyc.ir import GFD_PRODUCT, Cluster
+from policyc.proof.admission import as_pod
+from policyc.proof.placement import workload_templates
+
+PROBE_IMAGE = "registry.k8s.io/pause:3.10"
+SYSTEM_CLASS = "system-cluster-critical"
+
+
+@dataclass(frozen=True, slots=True)
+class Adversary:
+    attempt: str
+    """What the pod tries, in a few words."""
+    pod: dict
+    rule: str
+    """The rule that must refuse it."""
+
+
+def honest_pod(cluster: Cluster, c: tenancy.Contract) -> dict:
+    """A bare pod of the tenant that keeps every rule: its scheduler, a class it may use, its queue."""
+    spec: dict = {"schedulerName": c.scheduler_name}
+    if not c.no_class:
+        spec["priorityClassName"] = c.priority_classes[0]
+    spec["containers"] = [{"name": "probe", "image": PROBE_IMAGE}]
+    meta: dict = {"name": "probe", "namespace": c.namespaces[0]}
+    if c.object_labels:
+        meta["labels"] = dict.fromkeys(c.object_labels, c.queue)
+    if c.pod_annotations:
+        meta["annotations"] = dict.fromkeys(c.pod_annotations, c.queue)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def _with(pod: dict, *, spec: Mapping[str, Any] = {}, labels: Mapping[str, str] = {},  # read only
+          annotations: Mapping[str, str] = {}) -> dict:  # fmt: skip
+    meta = dict(pod["metadata"])
+    if labels:
+        meta["labels"] = {**meta.get("labels", {}), **labels}
+    if annotations:
+        meta["annotations"] = {**meta.get("annotations", {}), **annotations}
+    return {**pod, "metadata": meta, "spec": {**pod["spec"], **spec}}
+
+
+def adversaries(cluster: Cluster, c: tenancy.Contract) -> list[Adversary]:
+    """Pods of the tenant that each break one rule (an attempt the policy leaves nothing to try is left out: a
+    foreign pool when every pool is the tenant's)."""
+    base = honest_pod(cluster, c)
+    usage = cluster.keys.usage
+    out = [
+        Adversary("a wildcard toleration", _with(base, spec={"tolerations": [{"operator": "Exists"}]}),
+                  "wildcard-toleration"),
+        Adversary("the control plane's toleration",
+                  _with(base, spec={"tolerations": [{"key": tenancy.CONTROL_PLANE_TAINT, "operator": "Exists",
+                                                     "effect": "NoSchedule"}]}), "exists-toleration"),
+        Adversary("the control plane's toleration, with operator Equal",
+                  _with(base, spec={"tolerations": [{"key": cluster.keys.control_plane, "effect": "NoSchedule"}]}),
+                  "foreign-toleration"),
+        Adversary("spec.nodeName", _with(base, spec={"nodeName": _some_node(cluster)}), "node-name"),
+    ]  # fmt: skip
+    if usage not in c.exists:
+        exists = [{"key": usage, "operator": "Exists"}]
+        out.append(
+            Adversary("Exists on the usage taint", _with(base, spec={"tolerations": exists}), "exists-toleration")
+        )
+    foreign = next(
+        (p for p in cluster.pools
+         if p.usage not in c.tolerated.get(usage, ()) or p.product not in c.tolerated.get(GFD_PRODUCT, ())),
+        None,
+    )  # fmt: skip
+    if foreign is not None:
+        tolerations = [
+            {"key": usage, "operator": "Equal", "value": foreign.usage, "effect": "NoSchedule"},
+            {"key": GFD_PRODUCT, "operator": "Equal", "value": foreign.product, "effect": "NoSchedule"},
+        ]
+        out.append(
+            Adversary(f"the tolerations of pool '{foreign.name}'", _with(base, spec={"tolerations": tolerations}),
+                      "foreign-toleration")
+        )  # fmt: skip
+    other_scheduler = "other-scheduler" if c.scheduler_name == tenancy.DEFAULT_SCHEDULER else tenancy.DEFAULT_SCHEDULER
+    out.append(Adversary(f"scheduler {other_scheduler}", _with(base, spec={"schedulerName": other_scheduler}),
+                         "scheduler-name"))  # fmt: skip
+    other_queue = next((t.name for t in cluster.tenants if t.name != c.queue), f"{c.queue}-other")
+    if c.object_labels:
+        out.append(Adversary(f"queue {other_queue} (label)",
+                             _with(base, labels=dict.fromkeys(c.object_labels, other_queue)), "queue"))  # fmt: skip
+    if c.pod_annotations:
+        foreign_queue = dict.fromkeys(c.pod_annotations, other_queue)
+        out.append(Adversary(f"queue {other_queue} (annotation)", _with(base, annotations=foreign_queue), "queue"))
+    forbidden = next((p.name for p in cluster.priority_classes if p.name not in c.priority_classes), SYSTEM_CLASS)
+    out.append(Adversary(f"priority class {forbidden}", _with(base, spec={"priorityClassName": forbidden}),
+                         "priority-class"))  # fmt: skip
+    return out
+
+
+def _some_node(cluster: Cluster) -> str:
+    return next((p.nodes[0] for p in cluster.pools if p.nodes), "node-1")
+
+
+def honest_objects(cluster: Cluster, artifacts: list[Artifact], c: tenancy.Contract) -> list[tuple[str, dict]]:
+    """(what, object) of the tenant's templates and the pods their controllers create, and its bare probe pod."""
+    return _honest(cluster, workload_templates(artifacts), c)
+
+
+def _honest(
+    cluster: Cluster, templates: Mapping[str, Mapping[str, Any]], c: tenancy.Contract
+) -> list[tuple[str, dict]]:
+    out: list[tuple[str, dict]] = [("a bare pod", honest_pod(cluster, c))]
+    for w in cluster.workloads:
+        if w.tenant != c.tenant:
+            continue
+        name, template = w.name, templates[w.name]
+        out.append((f"template '{name}'", dict(template)))
+        for role, _, pod_template in pod_templates(cluster, template):
+            out.append((f"template '{name}', {role} pod", as_pod(pod_template, f"{name}-{role.lower()}", w.namespace)))
+    return out
+
+
+def check(cluster: Cluster, artifacts: list[Artifact]) -> Iterator[Diagnostic]:
+    contracts = tenancy.contracts(cluster)
+    templates = workload_templates(artifacts)
+    for t in cluster.tenants:
+        c = contracts.get(t.name)
+        if c is None:
+            continue
+        rules = tenancy.rules(c)
+        for what, obj in _honest(cluster, templates, c):
+            for r in tenancy.refusals(c, obj, of=rules):
+                yield diag("tenancy-proof-failed", f"tenant '{t.name}': {what} is refused: {r.message}", t.path,
+                           hint=_BUG)  # fmt: skip
+        for a in adversaries(cluster, c):
+            if a.rule not in {r.rule for r in tenancy.refusals(c, a.pod, of=rules)}:
+                yield diag("tenancy-proof-failed", f"tenant '{t.name}': a pod with {a.attempt} is not refused by "
+                           f"rule {a.rule}", t.path, hint=_BUG)  # fmt: skip
+
+
+_BUG = "this is a policyc bug; please report it with the policy"

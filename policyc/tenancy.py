@@ -1,0 +1,358 @@
+"""Each tenant's placement contract as admission rules: what its pods and workloads may carry.
+
+A rule is written twice, side by side: as CEL, which `policyc.backends.admission` compiles into the tenant's
+ValidatingAdmissionPolicy, and as Python (`holds`), which the tenancy proof and `policyc explain --pod` evaluate.
+The tests evaluate the emitted CEL with a CEL library and hold both to the same verdict on every pod they try.
+
+The CEL keeps to what both the API server and that library accept: `has()` chains instead of `.?` optionals,
+lists and maps written out instead of `split`, no Kubernetes-only functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from policyc.backends import scheduler
+from policyc.backends.workloads import Kind, kinds
+from policyc.contract import tolerations
+from policyc.ir import GFD_PRODUCT, Cluster, Tenant, once_per_build
+
+CONTROL_PLANE_TAINT = "node-role.kubernetes.io/control-plane"
+"""The control-plane taint kubeadm and most distributions set: no tenant pod tolerates it."""
+DEFAULT_SCHEDULER = "default-scheduler"
+"""The API server's default for a pod's `schedulerName`."""
+POD = ("", "Pod")
+
+
+@dataclass(frozen=True, slots=True)
+class Contract:
+    """What a tenant's pods and workloads may carry."""
+
+    tenant: str
+    mode: str
+    namespaces: tuple[str, ...]
+    tolerated: Mapping[str, tuple[str, ...]]
+    """Every toleration key policyc's taints use -> the values the tenant's pods may tolerate (none: the key is
+    closed to it)."""
+    exists: tuple[str, ...]
+    """Keys the tenant may tolerate with operator Exists (its templates do, for a taint without a value)."""
+    priority_classes: tuple[str, ...]
+    """Classes its pods may name."""
+    no_class: bool
+    """Whether its pods may name no class."""
+    scheduler_name: str
+    queue: str
+    object_labels: tuple[str, ...]
+    """Label keys that name the queue on a workload object (required there, and equal to `queue` wherever set)."""
+    pod_annotations: tuple[str, ...]
+    """Annotation keys that name the queue on pods (required on workload templates, equal to `queue` where set)."""
+    spec_queue: bool
+    """Whether a workload must name its queue in its own queue field (`Kind.queue_path`), where its kind has one."""
+    kinds: tuple[Kind, ...]
+    """The workload kinds matched besides pods."""
+
+
+@once_per_build
+def contracts(cluster: Cluster) -> dict[str, Contract]:
+    """Tenant -> its contract, for every tenant whose admission mode is not off."""
+    worn: dict[str, list[dict]] = {}
+    for w in cluster.workloads:
+        worn.setdefault(w.tenant, []).extend(tolerations(cluster, w))
+    return {t.name: _contract(cluster, t, worn.get(t.name, [])) for t in cluster.tenants if t.admission != "off"}
+
+
+@once_per_build
+def governed_keys(cluster: Cluster) -> tuple[str, ...]:
+    """Toleration keys of the taints policyc sets (usage, product, control plane, the pools' own) and the
+    standard control-plane taint: the keys a tenant's tolerations are checked on."""
+    keys = {cluster.keys.usage, GFD_PRODUCT, cluster.keys.control_plane, CONTROL_PLANE_TAINT}
+    keys.update(t.key for p in cluster.pools for t in p.taints)
+    return tuple(sorted(keys))
+
+
+def _contract(cluster: Cluster, tenant: Tenant, worn: list[dict]) -> Contract:
+    """`worn`: the tolerations of the tenant's templates."""
+    backend = scheduler(cluster.scheduler.backend)
+    binding = backend.queue_binding(cluster, tenant.name)
+    governed = governed_keys(cluster)
+    values: dict[str, set[str]] = {k: set() for k in governed}
+    exists: set[str] = set()
+    for t in [*worn, *backend.tolerations_added(cluster, tenant)]:
+        key = t.get("key", "")
+        if key in values:
+            if t.get("operator", "Equal") == "Exists":
+                exists.add(key)
+            else:
+                values[key].add(t.get("value", ""))
+    classes = [c.name for c in cluster.priority_classes]
+    allowed = list(tenant.allowed_priority_classes) if tenant.allowed_priority_classes is not None else classes
+    default = next((c.name for c in cluster.priority_classes if c.global_default), None)
+    return Contract(
+        tenant=tenant.name,
+        mode=tenant.admission,
+        namespaces=tenant.namespaces,
+        tolerated={k: tuple(sorted(v)) for k, v in values.items()},
+        exists=tuple(sorted(exists)),
+        priority_classes=tuple(sorted(allowed)),
+        # A pod naming no class gets the globalDefault one (the Priority plugin runs before validation); a template
+        # naming none must be allowed that one.
+        no_class=tenant.allowed_priority_classes is None or (default is not None and default in allowed),
+        scheduler_name=binding.scheduler_name or DEFAULT_SCHEDULER,
+        queue=binding.queue,
+        object_labels=tuple(sorted(binding.object_labels)),
+        pod_annotations=tuple(sorted(binding.pod_annotations)),
+        spec_queue=binding.spec_queue,
+        kinds=tuple(kinds(cluster).values()),
+    )
+
+
+# --- the rules ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    """An object under admission, as the rules read it."""
+
+    obj: Mapping[str, Any]
+    operation: str
+    pods: list[Mapping[str, Any]]
+    """The pod (for a Pod) or the object's pod templates, each with its metadata and spec."""
+    workload: bool
+    """A workload object (not a pod)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    name: str
+    message: str
+    cel: str
+    """True when the object keeps the rule; reads `object`, `request` and the `variables`."""
+    holds: Callable[[Subject], bool]
+    """The same, in Python."""
+
+
+def _lit(value: str | Sequence[str] | Mapping[str, Sequence[str]]) -> str:
+    """A CEL literal of a string, a list of strings or a map of them, single-quoted (so that the YAML needs no
+    escapes)."""
+    if isinstance(value, str):
+        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{_lit(k)}: {_lit(v)}" for k, v in sorted(value.items())) + "}"
+    return "[" + ", ".join(_lit(v) for v in value) + "]"
+
+
+def _tolerations(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return list(pod.get("spec", {}).get("tolerations") or [])
+
+
+def _pod_tolerations_all(body: str) -> str:
+    return f"variables.pods.all(p, !has(p.spec.tolerations) || p.spec.tolerations.all(t, {body}))"
+
+
+def _meta(m: Mapping[str, Any], field: str) -> Mapping[str, Any]:
+    return m.get("metadata", {}).get(field) or {}
+
+
+def rules(c: Contract) -> list[Rule]:
+    """The tenant's rules, in the order the policy lists them."""
+    t = c.tenant
+    out = [
+        Rule(
+            "wildcard-toleration",
+            f"tenant {t}: a toleration without a key tolerates every taint, other pools' and the control plane's "
+            "(rule wildcard-toleration)",
+            _pod_tolerations_all("has(t.key) && t.key != ''"),
+            lambda s: all(tol.get("key") for p in s.pods for tol in _tolerations(p)),
+        ),
+        Rule(
+            "exists-toleration",
+            f"tenant {t}: operator Exists on a pool taint's key tolerates every pool with that key; tolerate the "
+            f"pools' values with operator Equal (rule exists-toleration)",
+            _pod_tolerations_all(
+                "!has(t.key) || !(t.key in variables.tolerated) || !has(t.operator) || t.operator != 'Exists' "
+                f"|| t.key in {_lit(list(c.exists))}"
+            ),
+            lambda s: all(
+                tol.get("key") not in c.tolerated or tol.get("operator", "Equal") != "Exists" or tol["key"] in c.exists
+                for p in s.pods
+                for tol in _tolerations(p)
+            ),
+        ),
+        Rule(
+            "foreign-toleration",
+            f"tenant {t}: a toleration of a pool this tenant's workloads may not use (rule foreign-toleration; "
+            f"allowed: {_allowed(c)})",
+            _pod_tolerations_all(
+                "!has(t.key) || !(t.key in variables.tolerated) || (has(t.operator) && t.operator == 'Exists') "
+                "|| (has(t.value) ? t.value : '') in variables.tolerated[t.key]"
+            ),
+            lambda s: all(
+                tol.get("key") not in c.tolerated
+                or tol.get("operator") == "Exists"
+                or tol.get("value", "") in c.tolerated[tol["key"]]
+                for p in s.pods
+                for tol in _tolerations(p)
+            ),
+        ),
+        Rule(
+            "node-name",
+            f"tenant {t}: spec.nodeName skips the scheduler and every taint it checks (rule node-name)",
+            "request.operation != 'CREATE' || variables.pods.all(p, !has(p.spec.nodeName) || p.spec.nodeName == '')",
+            lambda s: s.operation != "CREATE" or not any(p.get("spec", {}).get("nodeName") for p in s.pods),
+        ),
+        Rule(
+            "priority-class",
+            f"tenant {t}: priority class not allowed (rule priority-class; allowed: {_classes(c)})",
+            "variables.pods.all(p, has(p.spec.priorityClassName) && p.spec.priorityClassName != '' "
+            f"? p.spec.priorityClassName in {_lit(list(c.priority_classes))} : {_cel_bool(c.no_class)})",
+            lambda s: all(
+                p["spec"]["priorityClassName"] in c.priority_classes
+                if p.get("spec", {}).get("priorityClassName")
+                else c.no_class
+                for p in s.pods
+            ),
+        ),
+        Rule(
+            "scheduler-name",
+            f"tenant {t}: pods must use scheduler {c.scheduler_name} (rule scheduler-name)",
+            "variables.pods.all(p, (has(p.spec.schedulerName) ? p.spec.schedulerName : "
+            f"{_lit(DEFAULT_SCHEDULER)}) == {_lit(c.scheduler_name)})",
+            lambda s: all(
+                p.get("spec", {}).get("schedulerName", DEFAULT_SCHEDULER) == c.scheduler_name for p in s.pods
+            ),
+        ),
+        Rule(
+            "queue",
+            f"tenant {t}: the queue must be {c.queue} (rule queue)",
+            _queue_cel(c),
+            lambda s: _queue_holds(c, s),
+        ),
+    ]
+    return out
+
+
+def _classes(c: Contract) -> str:
+    allowed = [*c.priority_classes, *(["no class"] if c.no_class else [])]
+    return ", ".join(allowed[:-1]) + " or " + allowed[-1] if len(allowed) > 1 else allowed[0] if allowed else "none"
+
+
+def _cel_bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _allowed(c: Contract) -> str:
+    parts = [f"{k} in [{', '.join(v)}]" for k, v in c.tolerated.items() if v]
+    parts += [f"{k} (Exists)" for k in c.exists]
+    return "; ".join(parts) or "no pool taint"
+
+
+def _queue_cel(c: Contract) -> str:
+    q = _lit(c.queue)
+    parts = []
+    for key in c.object_labels:
+        k = _lit(key)
+        # On a workload object: required. On a pod (its controller's, or a bare one): equal where set.
+        parts.append(
+            f"has(object.metadata.labels) && {k} in object.metadata.labels ? object.metadata.labels[{k}] == {q} "
+            ": request.kind.kind == 'Pod' && request.kind.group == ''"
+        )
+    for key in c.pod_annotations:
+        k = _lit(key)
+        parts.append(
+            "variables.pods.all(p, has(p.metadata) && has(p.metadata.annotations) && "
+            f"{k} in p.metadata.annotations ? p.metadata.annotations[{k}] == {q} "
+            ": request.kind.kind == 'Pod' && request.kind.group == '')"
+        )
+    for kind in c.kinds:
+        if kind.queue_path:
+            fields = ".".join(kind.queue_path)
+            present = " && ".join(f"has(object.spec.{'.'.join(kind.queue_path[: i + 1])})"
+                                  for i in range(len(kind.queue_path)))  # fmt: skip
+            this_kind = f"request.kind.group == {_lit(kind.group)} && request.kind.kind == {_lit(kind.kind)}"
+            parts.append(f"!({this_kind}) || ({present} ? object.spec.{fields} == {q} : {_cel_bool(not c.spec_queue)})")
+    return " && ".join(f"({p})" for p in parts) if parts else "true"
+
+
+def _queue_holds(c: Contract, s: Subject) -> bool:
+    for key in c.object_labels:
+        labels = _meta(s.obj, "labels")
+        if not (labels[key] == c.queue if key in labels else not s.workload):
+            return False
+    for key in c.pod_annotations:
+        for p in s.pods:
+            annotations = _meta(p, "annotations")
+            if not (annotations[key] == c.queue if key in annotations else not s.workload):
+                return False
+    kind = _kind(c, s.obj)
+    if kind is not None and kind.queue_path:
+        value: Any = s.obj.get("spec", {})
+        for field in kind.queue_path:
+            value = value.get(field, _ABSENT) if isinstance(value, Mapping) else _ABSENT
+        if value != c.queue if value is not _ABSENT else c.spec_queue:
+            return False
+    return True
+
+
+_ABSENT = object()
+
+
+def _kind(c: Contract, obj: Mapping[str, Any]) -> Kind | None:
+    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+    return next((k for k in c.kinds if (k.group, k.kind) == (group, obj.get("kind"))), None)
+
+
+def variables(c: Contract) -> list[dict[str, str]]:
+    """The policy's variables: `pods` (the pod, or the object's pod templates, each with metadata and spec) and
+    `tolerated` (every governed toleration key -> the values the tenant may tolerate), built once per request."""
+    return [{"name": "pods", "expression": pods_cel(c)}, {"name": "tolerated", "expression": _lit(dict(c.tolerated))}]
+
+
+def pods_cel(c: Contract) -> str:
+    """CEL for `variables.pods`: the pod, or the object's pod templates (each with metadata and spec)."""
+    branches = ["request.kind.group == '' && request.kind.kind == 'Pod' ? [object]"]
+    for kind in c.kinds:
+        branches.append(
+            f"request.kind.group == {_lit(kind.group)} && request.kind.kind == {_lit(kind.kind)} ? {kind.cel_templates}"
+        )
+    return " : ".join(branches) + " : []"
+
+
+def subject(c: Contract, obj: Mapping[str, Any], operation: str = "CREATE") -> Subject | None:
+    """The object as the rules read it; None for a kind the tenant's policy does not match."""
+    if obj.get("apiVersion") == "v1" and obj.get("kind") == "Pod":
+        return Subject(obj, operation, [obj], workload=False)
+    kind = _kind(c, obj)
+    if kind is None:
+        return None
+    return Subject(obj, operation, [template for _, _, template in kind.pods(obj.get("spec", {}))], workload=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    rule: str
+    message: str
+
+
+def refusals(
+    c: Contract, obj: Mapping[str, Any], operation: str = "CREATE", of: Sequence[Rule] | None = None
+) -> list[Refusal]:
+    """The rules (`of` them, default the contract's) that `obj` breaks, in order; none for a kind the policy does
+    not match."""
+    s = subject(c, obj, operation)
+    if s is None:
+        return []
+    return [Refusal(r.name, r.message) for r in (rules(c) if of is None else of) if not r.holds(s)]
+
+
+def tenant_of(cluster: Cluster, namespace: str) -> Tenant | None:
+    return next((t for t in cluster.tenants if namespace in t.namespaces), None)
+
+
+def matched_resources(c: Contract) -> Iterator[dict]:
+    """The resource rules of the policy: pods and every workload kind, on create and update."""
+    operations = ["CREATE", "UPDATE"]
+    yield {"apiGroups": [""], "apiVersions": ["v1"], "operations": operations, "resources": ["pods"]}
+    for kind in c.kinds:
+        yield {"apiGroups": [kind.group], "apiVersions": ["*"], "operations": operations, "resources": [kind.resource]}
