@@ -261,6 +261,12 @@ _RULES: tuple[Rule, ...] = (
         Severity.ERROR,
         "An admission mode other than off on a Kubernetes version without ValidatingAdmissionPolicy v1 (before 1.30).",
     ),
+    Rule(
+        "PC437",
+        "mutating-admission-needs-newer-kubernetes",
+        Severity.ERROR,
+        "mutatingAdmissionPolicyBeta on a Kubernetes version without MutatingAdmissionPolicy v1beta1 (before 1.34).",
+    ),
     # PC5xx: placement proof
     Rule(
         "PC501",

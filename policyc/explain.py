@@ -148,6 +148,8 @@ class PodExplanation:
     tenant: str | None
     mode: str
     """The tenant's admission mode (off where no tenant owns the namespace)."""
+    injected: str | None
+    """The workload class whose placement admission injected into the pod (None: no injection)."""
     verdict: str
     """admitted, refused, or admitted with warnings / audited."""
     refusals: list[dict]
@@ -163,7 +165,7 @@ class ManifestError(ValueError):
 def explain_manifest(compilation: Compilation, obj: object) -> PodExplanation:
     """Admission by the tenant's policy (`policyc.tenancy`) and placement (`policyc.proof.placement`) of a pod, or
     of a workload object of a kind the policy matches."""
-    from policyc import tenancy
+    from policyc import injection, tenancy
     from policyc.backends.workloads import kinds
     from policyc.proof.placement import placement_of
 
@@ -182,7 +184,13 @@ def explain_manifest(compilation: Compilation, obj: object) -> PodExplanation:
         raise ManifestError("metadata.namespace is not set: the namespace decides the tenant and its rules")
     tenant = tenancy.tenant_of(cluster, namespace)
     contract = tenancy.contracts(cluster).get(tenant.name) if tenant else None
+    injected = None
     try:
+        if (api_version, kind) == ("v1", "Pod") and contract and contract.injected:
+            # The mutating policies run before the validating ones.
+            inj = injection.injection_for(cluster, obj, contract.tenant)
+            if inj is not None:
+                obj, injected = injection.apply(obj, injection.patches(inj, obj)), inj.workload
         broken = tenancy.refusals(contract, obj) if contract else []
         if (api_version, kind) == ("v1", "Pod"):
             pods = [("pod", obj)]
@@ -193,20 +201,23 @@ def explain_manifest(compilation: Compilation, obj: object) -> PodExplanation:
             for role, pod in pods
             for target, admitted, reason in placement_of(cluster, pod)
         ]
-    except (KeyError, TypeError, AttributeError) as e:
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
         raise ManifestError(f"malformed {kind}: {type(e).__name__} {e}") from None
     mode = contract.mode if contract else "off"
     verdict = VERDICTS[mode] if broken else "admitted"
     return PodExplanation(
         kind=str(kind), name=str(obj["metadata"].get("name", "")), namespace=namespace,
-        tenant=tenant.name if tenant else None, mode=mode, verdict=verdict,
+        tenant=tenant.name if tenant else None, mode=mode, injected=injected, verdict=verdict,
         refusals=[{"rule": r.rule, "message": r.message} for r in broken], placement=placement,
     )  # fmt: skip
 
 
 def render_manifest_text(e: PodExplanation) -> str:
     owner = f"tenant {e.tenant}, admission mode {e.mode}" if e.tenant else "no tenant: no admission policy applies"
-    lines = [f"{e.kind} {e.namespace}/{e.name} ({owner})", f"admission: {e.verdict}"]
+    lines = [f"{e.kind} {e.namespace}/{e.name} ({owner})"]
+    if e.injected:
+        lines.append(f"injected: the placement of workload class {e.injected}")
+    lines.append(f"admission: {e.verdict}")
     lines += [f"  - {r['message']}" for r in e.refusals]
     lines.append("placement:")
     for p in e.placement:

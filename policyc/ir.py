@@ -66,6 +66,11 @@ class LabelKeys:
     def tenant(self) -> str:
         return f"{self.domain}/tenant"
 
+    @property
+    def workload_class(self) -> str:
+        """The pod label naming the workload class whose placement admission injects."""
+        return f"{self.domain}/workload-class"
+
 
 GFD_PRODUCT = "nvidia.com/gpu.product"
 GFD_COUNT = "nvidia.com/gpu.count"
@@ -238,6 +243,8 @@ class Cluster:
     node_agents: tuple[NodeAgent, ...] = ()
     complete: bool = True
     """False when parsing dropped invalid items: totals over the cluster are then not trustworthy."""
+    mutating_admission_beta: bool = False
+    """The cluster (1.34 or 1.35) serves MutatingAdmissionPolicy v1beta1 (feature gate and API turned on)."""
     derived: dict = field(default_factory=dict, init=False, compare=False, repr=False)
     """What later stages derive from the cluster and several of them read, computed once per build (for
     example each workload's pod contract, `policyc.contract`), keyed by what derives it."""

@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path as FsPath
 
-from policyc import ir
+from policyc import injection, ir
 from policyc.codes import Severity
 from policyc.diagnostics import Diagnostic, Path, diag, did_you_mean, where
 from policyc.ir import GFD_COUNT, GFD_MEMORY, GFD_PRODUCT, RDMA_LABEL
@@ -139,6 +139,7 @@ class _Resolver:
             tenants=tuple(sorted(tenants.values(), key=lambda t: t.name)),
             workloads=tuple(sorted(workloads, key=lambda w: w.name)),
             node_agents=tuple(sorted(agents, key=lambda a: (a.namespace, a.name))),
+            mutating_admission_beta=self.mutating_admission_beta(),
             # Totals over the cluster are only trustworthy when no item was left out for an error.
             complete=self.parsed.complete and not any(d.severity is Severity.ERROR for d in self.out),
         )
@@ -185,6 +186,20 @@ class _Resolver:
             )
             return "off"
         return stated.mode
+
+    def mutating_admission_beta(self) -> bool:
+        stated = self.spec.admission is not None and self.spec.admission.mutating_admission_policy_beta
+        if stated and _minor(self.spec.kubernetes_version) < injection.BETA_MINOR:
+            self.report(
+                diag(
+                    "mutating-admission-needs-newer-kubernetes",
+                    f"Kubernetes {self.spec.kubernetes_version} has no MutatingAdmissionPolicy v1beta1 (1.34 and later "
+                    "have it, behind a feature gate)",
+                    ("spec", "admission", "mutatingAdmissionPolicyBeta"),
+                    hint="remove mutatingAdmissionPolicyBeta, or raise kubernetesVersion to 1.34 or later",
+                )
+            )
+        return stated
 
     def check_version(self) -> None:
         supported = supported_kubernetes_versions()

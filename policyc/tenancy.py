@@ -17,6 +17,7 @@ from typing import Any
 from policyc.backends import scheduler
 from policyc.backends.workloads import Kind, kinds
 from policyc.contract import tolerations
+from policyc.injection import api_version, injections
 from policyc.ir import GFD_PRODUCT, Cluster, Tenant, once_per_build
 
 CONTROL_PLANE_TAINT = "node-role.kubernetes.io/control-plane"
@@ -52,6 +53,10 @@ class Contract:
     """Whether a workload must name its queue in its own queue field (`Kind.queue_path`), where its kind has one."""
     kinds: tuple[Kind, ...]
     """The workload kinds matched besides pods."""
+    class_label: str
+    """The pod label that names a workload class."""
+    injected: tuple[str, ...]
+    """The classes the tenant's mutating policy injects (none without MutatingAdmissionPolicy)."""
 
 
 @once_per_build
@@ -105,6 +110,8 @@ def _contract(cluster: Cluster, tenant: Tenant, worn: list[dict]) -> Contract:
         pod_annotations=tuple(sorted(binding.pod_annotations)),
         spec_queue=binding.spec_queue,
         kinds=tuple(kinds(cluster).values()),
+        class_label=cluster.keys.workload_class,
+        injected=tuple(i.workload for i in injections(cluster, tenant.name)) if api_version(cluster) else (),
     )
 
 
@@ -217,10 +224,11 @@ def rules(c: Contract) -> list[Rule]:
         Rule(
             "scheduler-name",
             f"tenant {t}: pods must use scheduler {c.scheduler_name} (rule scheduler-name)",
-            "variables.pods.all(p, (has(p.spec.schedulerName) ? p.spec.schedulerName : "
+            f"variables.pods.all(p, {_injected_cel(c, ' || ')}(has(p.spec.schedulerName) ? p.spec.schedulerName : "
             f"{_lit(DEFAULT_SCHEDULER)}) == {_lit(c.scheduler_name)})",
             lambda s: all(
-                p.get("spec", {}).get("schedulerName", DEFAULT_SCHEDULER) == c.scheduler_name for p in s.pods
+                _injected(c, s, p) or p.get("spec", {}).get("schedulerName", DEFAULT_SCHEDULER) == c.scheduler_name
+                for p in s.pods
             ),
         ),
         Rule(
@@ -248,6 +256,22 @@ def _allowed(c: Contract) -> str:
     return "; ".join(parts) or "no pool taint"
 
 
+def _injected_cel(c: Contract, joiner: str) -> str:
+    """CEL true for a workload's pod template that names a class the tenant's mutating policy injects (its pods get
+    the scheduler and queue annotations at creation), followed by `joiner`; nothing when there is no injection."""
+    if not c.injected:
+        return ""
+    label = _lit(c.class_label)
+    return (
+        f"(request.kind.kind != 'Pod' && has(p.metadata) && has(p.metadata.labels) && {label} in p.metadata.labels "
+        f"&& p.metadata.labels[{label}] in {_lit(list(c.injected))}){joiner}"
+    )
+
+
+def _injected(c: Contract, s: Subject, pod: Mapping[str, Any]) -> bool:
+    return s.workload and _meta(pod, "labels").get(c.class_label) in c.injected
+
+
 def _queue_cel(c: Contract) -> str:
     q = _lit(c.queue)
     parts = []
@@ -263,7 +287,7 @@ def _queue_cel(c: Contract) -> str:
         parts.append(
             "variables.pods.all(p, has(p.metadata) && has(p.metadata.annotations) && "
             f"{k} in p.metadata.annotations ? p.metadata.annotations[{k}] == {q} "
-            ": request.kind.kind == 'Pod' && request.kind.group == '')"
+            f": {_injected_cel(c, ' || ')}request.kind.kind == 'Pod' && request.kind.group == '')"
         )
     for kind in c.kinds:
         if kind.queue_path:
@@ -283,7 +307,7 @@ def _queue_holds(c: Contract, s: Subject) -> bool:
     for key in c.pod_annotations:
         for p in s.pods:
             annotations = _meta(p, "annotations")
-            if not (annotations[key] == c.queue if key in annotations else not s.workload):
+            if not (annotations[key] == c.queue if key in annotations else not s.workload or _injected(c, s, p)):
                 return False
     kind = _kind(c, s.obj)
     if kind is not None and kind.queue_path:

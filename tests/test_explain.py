@@ -158,3 +158,34 @@ def test_a_pod_outside_tenants_is_not_matched_and_unexplainable_manifests_are_us
     ):
         result = explain(AI_PROD, "--pod", _pod(tmp_path, text))
         assert result.exit_code == 2 and says in result.output, result.output
+
+
+def test_a_pod_naming_a_class_gets_its_placement_injected_and_lands_on_its_pools(tmp_path) -> None:
+    pod = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: mine
+  namespace: ai-team-a
+  labels: {ai.example.com/workload-class: llm-pretraining}
+spec:
+  priorityClassName: production-training
+  containers: [{name: c, image: busybox}]
+"""
+    result = explain(AI_PROD, "--pod", _pod(tmp_path, pod))
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[1:3] == ["injected: the placement of workload class llm-pretraining", "admission: admitted"]
+    landed = sorted(
+        line.split(" -> ")[1].split(":")[0] for line in lines if " -> " in line and line.endswith("admitted")
+    )
+    assert landed == ["a100-train", "h100-train", "h20-hybrid"]  # the class's tier, training or hybrid
+    # Without the label the same pod keeps the default scheduler and tolerates no pool: it lands nowhere.
+    result = explain(
+        AI_PROD,
+        "--pod",
+        _pod(tmp_path, pod.replace("  labels: {ai.example.com/workload-class: llm-pretraining}\n", "")),
+    )
+    assert "injected:" not in result.stdout and "(rule scheduler-name)" in result.stdout
+    placed = [line for line in result.stdout.splitlines() if " -> " in line]
+    assert len(placed) == 7 and all(": rejected: taint " in line for line in placed)

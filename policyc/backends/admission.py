@@ -1,5 +1,7 @@
 """Admission policies: per tenant, a ValidatingAdmissionPolicy holding its pods and workloads to its placement
-contract (`policyc.tenancy`), and its binding, whose validation actions follow the tenant's mode.
+contract (`policyc.tenancy`), and its binding, whose validation actions follow the tenant's mode; and, where the
+API server has MutatingAdmissionPolicy, one injecting a workload class's placement into the tenant's pods that
+name it (`policyc.injection`).
 
 The contract's values are written into the CEL as literals, one policy per tenant, rather than read from
 parameter objects: a ConfigMap holds strings only (a list would need `split`, which CEL libraries outside the API
@@ -9,7 +11,7 @@ tenant's namespaces by `kubernetes.io/metadata.name`, which the API server sets 
 
 from __future__ import annotations
 
-from policyc import tenancy
+from policyc import injection, tenancy
 from policyc.artifacts import Artifact, Manifest
 from policyc.ir import Cluster, Tenant
 from policyc.k8s.objects import metadata
@@ -55,11 +57,62 @@ def _objects(cluster: Cluster, tenant: Tenant, c: tenancy.Contract) -> tuple[Man
         "spec": {
             "policyName": name,
             "validationActions": ACTIONS[c.mode],
-            "matchResources": {
-                "namespaceSelector": {
-                    "matchExpressions": [{"key": NAMESPACE_NAME, "operator": "In", "values": list(c.namespaces)}]
-                }
-            },
+            "matchResources": _namespaces(c.namespaces),
         },
     }
+    return (
+        Manifest(policy, (tenant.path,)),
+        Manifest(binding, (tenant.path,)),
+        *_injection(cluster, tenant, c.namespaces),
+    )
+
+
+def _injection(cluster: Cluster, tenant: Tenant, namespaces: tuple[str, ...]) -> tuple[Manifest, ...]:
+    api = injection.api_version(cluster)
+    classes = injection.injections(cluster, tenant.name)
+    if api is None or not classes:
+        return ()
+    name = f"policyc-inject-{tenant.name}"
+    label = cluster.keys.workload_class
+    names = injection.cel([i.workload for i in classes])
+    policy = {
+        "apiVersion": api,
+        "kind": "MutatingAdmissionPolicy",
+        "metadata": metadata(name, cluster.name, labels={cluster.keys.tenant: tenant.name}),
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {
+                "resourceRules": [
+                    {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}
+                ]
+            },
+            "matchConditions": [
+                {"name": "names-a-workload-class", "expression": f"({injection.class_of_cel(label)}) in {names}"}
+            ],
+            "variables": [{"name": "workloadClass", "expression": injection.class_of_cel(label)}],
+            "mutations": [
+                {
+                    "patchType": "JSONPatch",
+                    "jsonPatch": {
+                        "expression": f"variables.workloadClass != {injection.cel(i.workload)} ? [] : "
+                        + injection.mutation_cel(i)
+                    },
+                }
+                for i in classes
+            ],
+            "reinvocationPolicy": "Never",
+        },
+    }
+    binding = {
+        "apiVersion": api,
+        "kind": "MutatingAdmissionPolicyBinding",
+        "metadata": metadata(name, cluster.name, labels={cluster.keys.tenant: tenant.name}),
+        "spec": {"policyName": name, "matchResources": _namespaces(namespaces)},
+    }
     return Manifest(policy, (tenant.path,)), Manifest(binding, (tenant.path,))
+
+
+def _namespaces(namespaces: tuple[str, ...]) -> dict:
+    """A selector of exactly these namespaces, by the label only the API server sets."""
+    return {"namespaceSelector": {"matchExpressions": [{"key": NAMESPACE_NAME, "operator": "In",
+                                                        "values": list(namespaces)}]}}  # fmt: skip

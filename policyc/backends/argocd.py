@@ -27,6 +27,8 @@ WAVES = {
     "ConfigMap": 1,
     "ValidatingAdmissionPolicy": 1,
     "ValidatingAdmissionPolicyBinding": 2,
+    "MutatingAdmissionPolicy": 1,
+    "MutatingAdmissionPolicyBinding": 2,
 }
 """Sync waves of the shared kinds: namespaces first, then what lives in them and the schedulers' configuration."""
 SCHEDULER_WAVE = 2

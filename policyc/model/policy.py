@@ -224,6 +224,14 @@ class Admission(Model):
     mode: AdmissionMode = Field(
         "warn", description=_MODE_HELP + " Default warn (Kubernetes 1.30 and later; off before)."
     )
+    mutating_admission_policy_beta: bool = Field(
+        False,
+        description=(
+            "The cluster runs Kubernetes 1.34 or 1.35 with the MutatingAdmissionPolicy feature gate and the "
+            "admissionregistration.k8s.io/v1beta1 API turned on: inject workload classes with v1beta1 (from 1.36 "
+            "policyc injects with v1, on by default there)."
+        ),
+    )
 
 
 class TenantAdmission(Model):

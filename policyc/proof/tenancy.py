@@ -1,7 +1,9 @@
 """The tenancy proof: each tenant's admission rules (`policyc.tenancy`) admit its own templates, the workload
 objects and the pods their controllers create, and refuse pods that break its placement contract: a wildcard
 toleration, Exists on a pool key, a toleration of a pool its workloads may not use or of the control plane,
-`spec.nodeName`, a foreign scheduler or queue, a forbidden priority class.
+`spec.nodeName`, a foreign scheduler or queue, a forbidden priority class. Where classes are injected
+(`policyc.injection`), a pod carrying only a class's label (and its priority class) is admitted once injected and
+lands exactly on the pools the class's template can use.
 """
 
 from __future__ import annotations
@@ -10,15 +12,21 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from policyc import tenancy
+from policyc import injection, tenancy
 from policyc.artifacts import Artifact
 from policyc.backends.workloads import pod_templates
+from policyc.contract import reachable_pools
 from policyc.diagnostics import Diagnostic, diag
-from policyc.ir import GFD_PRODUCT, Cluster
+from policyc.ir import GFD_PRODUCT, Cluster, Workload
 from policyc.proof.admission import as_pod
-from policyc.proof.placement import workload_templates
+from policyc.proof.placement import placement_of, workload_templates
 
 PROBE_IMAGE = "registry.k8s.io/pause:3.10"
+DEFAULT_TOLERATIONS = (
+    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+)
+"""What the DefaultTolerationSeconds plugin adds to every pod, before any mutating policy runs."""
 SYSTEM_CLASS = "system-cluster-critical"
 
 
@@ -141,6 +149,15 @@ def check(cluster: Cluster, artifacts: list[Artifact]) -> Iterator[Diagnostic]:
             for r in tenancy.refusals(c, obj, of=rules):
                 yield diag("tenancy-proof-failed", f"tenant '{t.name}': {what} is refused: {r.message}", t.path,
                            hint=_BUG)  # fmt: skip
+        for w, landed, expected, refused in _injected(cluster, c, rules):
+            if refused or landed != expected:
+                what = (
+                    f"refused ({'; '.join(refused)})"
+                    if refused
+                    else f"lands on {sorted(landed)}, not {sorted(expected)}"
+                )
+                yield diag("tenancy-proof-failed", f"tenant '{t.name}': a pod labelled with class '{w.name}' is "
+                           f"{what} once injected", w.path, hint=_BUG)  # fmt: skip
         for a in adversaries(cluster, c):
             if a.rule not in {r.rule for r in tenancy.refusals(c, a.pod, of=rules)}:
                 yield diag("tenancy-proof-failed", f"tenant '{t.name}': a pod with {a.attempt} is not refused by "
@@ -148,3 +165,30 @@ def check(cluster: Cluster, artifacts: list[Artifact]) -> Iterator[Diagnostic]:
 
 
 _BUG = "this is a policyc bug; please report it with the policy"
+
+
+def labelled_pod(cluster: Cluster, w: Workload) -> dict:
+    """A pod naming only the class (and the class's priority class, which is not injected), as it reaches the
+    mutating policies: defaulted scheduler, default tolerations."""
+    spec: dict = {"schedulerName": tenancy.DEFAULT_SCHEDULER, "tolerations": [dict(t) for t in DEFAULT_TOLERATIONS]}
+    if w.priority_class:
+        spec["priorityClassName"] = w.priority_class
+    spec["containers"] = [{"name": "main", "image": w.image}]
+    meta = {"name": f"{w.name}-labelled", "namespace": w.namespace, "labels": {cluster.keys.workload_class: w.name}}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def _injected(
+    cluster: Cluster, c: tenancy.Contract, rules: list[tenancy.Rule]
+) -> Iterator[tuple[Workload, set[str], set[str], list[str]]]:
+    """(class, pools its labelled pod lands on, pools its template can use, rules refusing it) per injected class."""
+    if injection.api_version(cluster) is None:
+        return
+    by_name = {w.name: w for w in cluster.workloads}
+    for inj in injection.injections(cluster, c.tenant):
+        w = by_name[inj.workload]
+        pod = labelled_pod(cluster, w)
+        pod = injection.apply(pod, injection.patches(inj, pod))
+        refused = [r.rule for r in tenancy.refusals(c, pod, of=rules)]
+        landed = {target for target, admitted, _ in placement_of(cluster, pod) if admitted}
+        yield w, landed, {p.name for p in reachable_pools(cluster, w)}, refused
