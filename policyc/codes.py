@@ -267,6 +267,12 @@ _RULES: tuple[Rule, ...] = (
         Severity.ERROR,
         "mutatingAdmissionPolicyBeta on a Kubernetes version without MutatingAdmissionPolicy v1beta1 (before 1.34).",
     ),
+    Rule(
+        "PC438",
+        "namespace-default-class-twice",
+        Severity.ERROR,
+        "Two workload classes are the default class of one namespace.",
+    ),
     # PC5xx: placement proof
     Rule(
         "PC501",

@@ -103,9 +103,18 @@ def apply(pod: Mapping[str, Any], ops: list[dict]) -> dict:
     return jsonpatch.apply_patch(pod, ops)
 
 
+def namespace_defaults(cluster: Cluster, tenant: str) -> dict[str, str]:
+    """Namespace -> the class its pods get when they name none, for the tenant's namespaces that have one."""
+    return {w.namespace: w.name for w in cluster.workloads if w.tenant == tenant and w.namespace_default}
+
+
 def injection_for(cluster: Cluster, pod: Mapping[str, Any], tenant: str) -> Injection | None:
-    """The class a pod of `tenant` names in its workload-class label (None: it names none of the tenant's)."""
-    name = ((pod.get("metadata") or {}).get("labels") or {}).get(cluster.keys.workload_class)
+    """The class a pod of `tenant` gets: the one its workload-class label names, else its namespace's default
+    (None: neither is a class of the tenant's)."""
+    meta = pod.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    label = cluster.keys.workload_class
+    name = labels[label] if label in labels else namespace_defaults(cluster, tenant).get(meta.get("namespace", ""))
     return next((i for i in injections(cluster, tenant) if i.workload == name), None)
 
 
@@ -154,7 +163,8 @@ def mutation_cel(inj: Injection) -> str:
     return " + ".join(p for p in parts if p != "[]")
 
 
-def class_of_cel(label: str) -> str:
-    """CEL for the workload class a pod names ('' when it names none)."""
+def class_of_cel(label: str, defaults: Mapping[str, str]) -> str:
+    """CEL for the workload class a pod gets: the one its label names, else its namespace's default ('' for none)."""
     key = cel(label)
-    return f"has(object.metadata.labels) && {key} in object.metadata.labels ? object.metadata.labels[{key}] : ''"
+    default = f"request.namespace in {cel(defaults)} ? {cel(defaults)}[request.namespace] : ''" if defaults else "''"
+    return f"has(object.metadata.labels) && {key} in object.metadata.labels ? object.metadata.labels[{key}] : {default}"

@@ -196,6 +196,8 @@ class Workload:
     tolerations: tuple[dict[str, str], ...]
     """Extra tolerations from the policy, in pod-spec form."""
     path: Path
+    namespace_default: bool = False
+    """Pods of its namespace that name no class get its placement injected."""
 
 
 @dataclass(frozen=True, slots=True)

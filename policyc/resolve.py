@@ -589,6 +589,7 @@ class _Resolver:
         class_names = {c.name for c in classes}
         default_class = next((c.name for c in classes if c.global_default), None)
         out = []
+        defaults: dict[str, str] = {}  # namespace -> its default class
         for i, w in self.unique("workloads", self.spec.workloads, "workload"):
             ok = True
             tenant = tenants.get(w.tenant)
@@ -674,6 +675,23 @@ class _Resolver:
                     node_selector=dict(sorted(w.node_selector.items())),
                     tolerations=tuple(t.model_dump(exclude_none=True) for t in w.tolerations),
                     path=self.path("workloads", i),
+                    namespace_default=w.namespace_default and self.first_default(w.name, namespace, defaults, i),
                 )
             )
         return out
+
+    def first_default(self, workload: str, namespace: str, defaults: dict[str, str], i: int) -> bool:
+        """Whether `workload` is the first class the policy makes its namespace's default (a second is an error)."""
+        if namespace in defaults:
+            self.report(
+                diag(
+                    "namespace-default-class-twice",
+                    f"workload '{workload}' is the default class of namespace '{namespace}', and so is "
+                    f"'{defaults[namespace]}'",
+                    self.path("workloads", i, "namespaceDefault"),
+                    hint="a namespace has at most one default class: remove namespaceDefault from one of them",
+                )
+            )
+            return False
+        defaults[namespace] = workload
+        return True

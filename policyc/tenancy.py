@@ -17,7 +17,7 @@ from typing import Any
 from policyc.backends import scheduler
 from policyc.backends.workloads import Kind, kinds
 from policyc.contract import tolerations
-from policyc.injection import api_version, injections
+from policyc.injection import api_version, injections, namespace_defaults
 from policyc.ir import GFD_PRODUCT, Cluster, Tenant, once_per_build
 
 CONTROL_PLANE_TAINT = "node-role.kubernetes.io/control-plane"
@@ -57,6 +57,8 @@ class Contract:
     """The pod label that names a workload class."""
     injected: tuple[str, ...]
     """The classes the tenant's mutating policy injects (none without MutatingAdmissionPolicy)."""
+    defaults: Mapping[str, str]
+    """Namespace -> the class injected into its pods that name none (none without MutatingAdmissionPolicy)."""
 
 
 @once_per_build
@@ -112,6 +114,7 @@ def _contract(cluster: Cluster, tenant: Tenant, worn: list[dict]) -> Contract:
         kinds=tuple(kinds(cluster).values()),
         class_label=cluster.keys.workload_class,
         injected=tuple(i.workload for i in injections(cluster, tenant.name)) if api_version(cluster) else (),
+        defaults=namespace_defaults(cluster, tenant.name) if api_version(cluster) else {},
     )
 
 
@@ -262,14 +265,17 @@ def _injected_cel(c: Contract, joiner: str) -> str:
     if not c.injected:
         return ""
     label = _lit(c.class_label)
-    return (
-        f"(request.kind.kind != 'Pod' && has(p.metadata) && has(p.metadata.labels) && {label} in p.metadata.labels "
-        f"&& p.metadata.labels[{label}] in {_lit(list(c.injected))}){joiner}"
-    )
+    names = f"has(p.metadata) && has(p.metadata.labels) && {label} in p.metadata.labels"
+    named = f"{names} ? p.metadata.labels[{label}] in {_lit(list(c.injected))} : "
+    default = f"request.namespace in {_lit(list(c.defaults))}" if c.defaults else "false"
+    return f"(request.kind.kind != 'Pod' && ({named}{default})){joiner}"
 
 
 def _injected(c: Contract, s: Subject, pod: Mapping[str, Any]) -> bool:
-    return s.workload and _meta(pod, "labels").get(c.class_label) in c.injected
+    labels = _meta(pod, "labels")
+    if c.class_label in labels:
+        return s.workload and labels[c.class_label] in c.injected
+    return s.workload and (s.obj.get("metadata") or {}).get("namespace") in c.defaults
 
 
 def _queue_cel(c: Contract) -> str:

@@ -844,3 +844,106 @@ def test_a_tenant_with_admission_off_gets_neither_policy() -> None:
     assert inject(comp, pod) == (pod, [])
     comp = compiled(with_admission(example_text("ai-prod.yaml"), "off"))
     assert comp.ok and not _kinds(comp)
+
+
+# --- a namespace's default class ------------------------------------------------------------------------------
+
+
+def unlabelled_pod(namespace: str, priority_class: str | None = "online-inference") -> dict:
+    spec: dict = {"schedulerName": "default-scheduler", "tolerations": [dict(t) for t in DEFAULT_TOLERATIONS]}
+    if priority_class:
+        spec["priorityClassName"] = priority_class
+    spec["containers"] = [{"name": "main", "image": "registry.example.com/team-b/chat:1.4.2"}]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "plain", "namespace": namespace}, "spec": spec}
+
+
+@pytest.mark.parametrize("mode", [None, "deny"])
+def test_a_pod_naming_no_class_gets_its_namespace_default(mode: str | None) -> None:
+    """ai-prod makes chat-serving the default class of its namespace ai-team-b: a pod there that names no class is
+    injected with its placement, admitted, and lands on its pools; in ai-team-b-canary (no default) it is not."""
+    comp = policy("ai-prod", mode)
+    chat = workload(comp, "chat-serving")
+    assert chat.namespace == "ai-team-b" and chat.namespace_default
+    pod = unlabelled_pod("ai-team-b")
+    injected, applied = inject(comp, pod)
+    assert applied == ["policyc-inject-team-b"]
+    assert injected == expected(comp, chat, pod)
+    assert judge(comp, injected) == ("admitted", [])
+    assert landed(comp, injected) == reachable(comp, chat) == {"l4-serve", "t4-serve"}
+    # The emitted CEL and the Python model choose the same class and the same patches.
+    ops, _ = mutate(mutating(comp)["team-b"][0], pod)
+    chosen = injection.injection_for(comp.cluster, pod, "team-b")
+    assert chosen is not None and chosen.workload == "chat-serving" and ops == injection.patches(chosen, pod)
+    # No default in the canary namespace: nothing is injected, and the pod is refused or warned about.
+    canary = unlabelled_pod("ai-team-b-canary")
+    assert inject(comp, canary) == (canary, [])
+    assert injection.injection_for(comp.cluster, canary, "team-b") is None
+    answer, messages = judge(comp, canary)
+    assert answer == ("refused" if mode == "deny" else "warned") and failed_rules(messages) == {"scheduler-name"}
+
+
+def test_a_class_label_wins_over_the_namespace_default() -> None:
+    comp = policy("ai-prod", "deny")
+    canary = workload(comp, "canary-serving")
+    pod = unlabelled_pod("ai-team-b")
+    pod["metadata"]["labels"] = {CLASS_LABEL: "canary-serving"}
+    injected, _ = inject(comp, pod)
+    assert injected == expected(comp, canary, pod)
+    assert judge(comp, injected) == ("admitted", []) and landed(comp, injected) == reachable(comp, canary)
+    # A label naming no class of the tenant is not replaced by the default: the pod is left alone.
+    pod["metadata"]["labels"] = {CLASS_LABEL: "no-such-class"}
+    assert inject(comp, pod) == (pod, [])
+
+
+def test_a_workload_in_a_default_namespace_may_leave_out_what_injection_adds() -> None:
+    comp = policy("ai-prod", "deny")
+    obj = labelled_workload(comp, workload(comp, "chat-serving"))
+    for t in pod_templates_in(obj["spec"]):
+        del t["metadata"]["labels"][CLASS_LABEL]
+    assert judge(comp, obj) == ("admitted", [])
+    elsewhere = copy.deepcopy(obj)
+    elsewhere["metadata"]["namespace"] = "ai-team-b-canary"
+    answer, messages = judge(comp, elsewhere)
+    assert answer == "refused" and failed_rules(messages) == {"scheduler-name", "queue"}, messages
+
+
+def test_two_default_classes_of_one_namespace_is_pc438() -> None:
+    text = example_text("ai-prod.yaml").replace(
+        "      namespace: ai-team-b-canary\n", "      namespace: ai-team-b\n      namespaceDefault: true\n", 1
+    )
+    comp = compiled(text)
+    assert [(d.code, d.path) for d in comp.report.diagnostics if d.code == "PC438"] == [
+        ("PC438", ("spec", "workloads", 4, "namespaceDefault"))
+    ]
+
+
+# --- policyc explain --pod ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", [None, "audit", "deny"])
+def test_explain_pod_agrees_with_the_cel_evaluation(mode: str | None) -> None:
+    """`policyc explain --pod` (the Python model) gives the verdict, the rules and the injected class that the
+    emitted policies give when the CEL library evaluates them, on every attack, probe and class pod of the proof."""
+    from policyc.explain import explain_manifest
+    from policyc.proof.tenancy import adversaries, honest_objects
+
+    comp = policy("ai-prod", mode)
+    objects = [unlabelled_pod("ai-team-b"), unlabelled_pod("ai-team-b-canary")]
+    for c in tenancy.contracts(comp.cluster).values():
+        objects += [a.pod for a in adversaries(comp.cluster, c)]
+        objects += [obj for _, obj in honest_objects(comp.cluster, comp.artifacts, c)]
+    objects += [labelled_pod(comp.cluster, w) for w in comp.cluster.workloads]
+    # What explain says of an object the policies refuse, warn about or only audit (Audit alone admits).
+    words = {"refused": "refused", "warned": "admitted with warnings",
+             "admitted": "admitted (the refusals are recorded in the audit log)"}  # fmt: skip
+    for obj in objects:
+        e = explain_manifest(comp, obj)
+        injected, applied = inject(comp, obj) if obj["kind"] == "Pod" else (obj, [])
+        answer, messages = judge(comp, injected)
+        rules = sorted(failed_rules(messages))
+        what = (obj["kind"], obj["metadata"].get("name"), obj["metadata"]["namespace"])
+        expected_verdict = words[answer] if rules else "admitted"
+        assert (e.verdict, sorted(r["rule"] for r in e.refusals)) == (expected_verdict, rules), what
+        assert (e.injected is not None) == bool(applied), what
+        if obj["kind"] == "Pod":
+            assert {p["pool"] for p in e.placement if p["admitted"]} == landed(comp, injected), what

@@ -102,7 +102,14 @@ def group_version(obj: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def request(obj: Mapping[str, Any], operation: str) -> dict:
-    return {"operation": operation, "kind": {"group": group_version(obj)[0], "kind": obj["kind"]}}
+    """The admission request's fields the policies read; its namespace is the object's (the API server sets one
+    from the other)."""
+    namespace = (obj.get("metadata") or {}).get("namespace", "")
+    return {
+        "operation": operation,
+        "namespace": namespace,
+        "kind": {"group": group_version(obj)[0], "kind": obj["kind"]},
+    }
 
 
 def matches(vap: Mapping[str, Any], obj: Mapping[str, Any], operation: str) -> bool:

@@ -73,7 +73,7 @@ def _injection(cluster: Cluster, tenant: Tenant, namespaces: tuple[str, ...]) ->
     if api is None or not classes:
         return ()
     name = f"policyc-inject-{tenant.name}"
-    label = cluster.keys.workload_class
+    class_of = injection.class_of_cel(cluster.keys.workload_class, injection.namespace_defaults(cluster, tenant.name))
     names = injection.cel([i.workload for i in classes])
     policy = {
         "apiVersion": api,
@@ -86,10 +86,8 @@ def _injection(cluster: Cluster, tenant: Tenant, namespaces: tuple[str, ...]) ->
                     {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}
                 ]
             },
-            "matchConditions": [
-                {"name": "names-a-workload-class", "expression": f"({injection.class_of_cel(label)}) in {names}"}
-            ],
-            "variables": [{"name": "workloadClass", "expression": injection.class_of_cel(label)}],
+            "matchConditions": [{"name": "names-a-workload-class", "expression": f"({class_of}) in {names}"}],
+            "variables": [{"name": "workloadClass", "expression": class_of}],
             "mutations": [
                 {
                     "patchType": "JSONPatch",

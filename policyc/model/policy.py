@@ -324,6 +324,13 @@ class Workload(Model):
     tolerations: list[Toleration] = Field(
         default_factory=list, description="Extra tolerations, e.g. for a pool's own taints."
     )
+    namespace_default: bool = Field(
+        False,
+        description=(
+            "Pods in the workload's namespace that name no workload class get this class's placement injected "
+            "(where the API server has MutatingAdmissionPolicy). At most one class per namespace."
+        ),
+    )
 
 
 class NodeAgent(Model):

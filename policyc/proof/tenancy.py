@@ -149,15 +149,15 @@ def check(cluster: Cluster, artifacts: list[Artifact]) -> Iterator[Diagnostic]:
             for r in tenancy.refusals(c, obj, of=rules):
                 yield diag("tenancy-proof-failed", f"tenant '{t.name}': {what} is refused: {r.message}", t.path,
                            hint=_BUG)  # fmt: skip
-        for w, landed, expected, refused in _injected(cluster, c, rules):
+        for w, pod, landed, expected, refused in _injected(cluster, c, rules):
             if refused or landed != expected:
                 what = (
                     f"refused ({'; '.join(refused)})"
                     if refused
                     else f"lands on {sorted(landed)}, not {sorted(expected)}"
                 )
-                yield diag("tenancy-proof-failed", f"tenant '{t.name}': a pod labelled with class '{w.name}' is "
-                           f"{what} once injected", w.path, hint=_BUG)  # fmt: skip
+                yield diag("tenancy-proof-failed", f"tenant '{t.name}': {pod} is {what} once injected", w.path,
+                           hint=_BUG)  # fmt: skip
         for a in adversaries(cluster, c):
             if a.rule not in {r.rule for r in tenancy.refusals(c, a.pod, of=rules)}:
                 yield diag("tenancy-proof-failed", f"tenant '{t.name}': a pod with {a.attempt} is not refused by "
@@ -167,28 +167,37 @@ def check(cluster: Cluster, artifacts: list[Artifact]) -> Iterator[Diagnostic]:
 _BUG = "this is a policyc bug; please report it with the policy"
 
 
-def labelled_pod(cluster: Cluster, w: Workload) -> dict:
+def labelled_pod(cluster: Cluster, w: Workload, *, labelled: bool = True) -> dict:
     """A pod naming only the class (and the class's priority class, which is not injected), as it reaches the
-    mutating policies: defaulted scheduler, default tolerations."""
+    mutating policies: defaulted scheduler, default tolerations. Unlabelled: it names no class, and gets its
+    namespace's default."""
     spec: dict = {"schedulerName": tenancy.DEFAULT_SCHEDULER, "tolerations": [dict(t) for t in DEFAULT_TOLERATIONS]}
     if w.priority_class:
         spec["priorityClassName"] = w.priority_class
     spec["containers"] = [{"name": "main", "image": w.image}]
-    meta = {"name": f"{w.name}-labelled", "namespace": w.namespace, "labels": {cluster.keys.workload_class: w.name}}
+    meta: dict = {"name": f"{w.name}-labelled", "namespace": w.namespace}
+    if labelled:
+        meta["labels"] = {cluster.keys.workload_class: w.name}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
 
 def _injected(
     cluster: Cluster, c: tenancy.Contract, rules: list[tenancy.Rule]
-) -> Iterator[tuple[Workload, set[str], set[str], list[str]]]:
-    """(class, pools its labelled pod lands on, pools its template can use, rules refusing it) per injected class."""
+) -> Iterator[tuple[Workload, str, set[str], set[str], list[str]]]:
+    """(class, which pod, pools it lands on once injected, pools the class's template can use, rules refusing it)
+    for the labelled pod of each injected class, and the unlabelled pod of a namespace's default class."""
     if injection.api_version(cluster) is None:
         return
     by_name = {w.name: w for w in cluster.workloads}
     for inj in injection.injections(cluster, c.tenant):
         w = by_name[inj.workload]
-        pod = labelled_pod(cluster, w)
-        pod = injection.apply(pod, injection.patches(inj, pod))
-        refused = [r.rule for r in tenancy.refusals(c, pod, of=rules)]
-        landed = {target for target, admitted, _ in placement_of(cluster, pod) if admitted}
-        yield w, landed, {p.name for p in reachable_pools(cluster, w)}, refused
+        pods = [(f"a pod labelled with class '{w.name}'", labelled_pod(cluster, w))]
+        if w.namespace_default:
+            pods.append((f"a pod naming no class in '{w.namespace}'", labelled_pod(cluster, w, labelled=False)))
+        for what, pod in pods:
+            chosen = injection.injection_for(cluster, pod, c.tenant)
+            if chosen is not None:
+                pod = injection.apply(pod, injection.patches(chosen, pod))
+            refused = [r.rule for r in tenancy.refusals(c, pod, of=rules)]
+            landed = {target for target, admitted, _ in placement_of(cluster, pod) if admitted}
+            yield w, what, landed, {p.name for p in reachable_pools(cluster, w)}, refused
