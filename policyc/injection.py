@@ -122,7 +122,9 @@ def injection_for(cluster: Cluster, pod: Mapping[str, Any], tenant: str) -> Inje
 
 
 def cel(value: Any) -> str:
-    """A CEL literal of JSON-like data (strings single-quoted, so that the YAML needs no escapes)."""
+    """A CEL literal of JSON-like data (strings single-quoted, so that the YAML needs no escapes). A map whose values
+    are not all strings is wrapped in dyn(): the CEL type checker takes a heterogeneous literal as dyn-valued only
+    when told so."""
     if isinstance(value, str):
         return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
     if isinstance(value, bool):
@@ -130,7 +132,8 @@ def cel(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{cel(k)}: {cel(v)}" for k, v in value.items()) + "}"
+        literal = "{" + ", ".join(f"{cel(k)}: {cel(v)}" for k, v in value.items()) + "}"
+        return literal if all(isinstance(v, str) for v in value.values()) else f"dyn({literal})"
     return "[" + ", ".join(cel(v) for v in value) + "]"
 
 

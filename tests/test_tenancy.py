@@ -655,7 +655,7 @@ server has validated the object before validating admission runs."""
 MAP_FIELDS = {"labels", "annotations"}
 """Fields that are maps (`key in map` is a hash lookup)."""
 
-_TOKEN = re.compile(r"\s*(?:('(?:[^'\\]|\\.)*')|(\d+)|([A-Za-z_]\w*)|(&&|\|\||==|!=|[()\[\]{}.,:?!]))")
+_TOKEN = re.compile(r"\s*(?:('(?:[^'\\]|\\.)*')|(\d+)|([A-Za-z_]\w*)|(&&|\|\||==|!=|[()\[\]{}.,:?!+]))")
 
 
 def _tokens(source: str) -> list[tuple[str, str]]:
@@ -684,7 +684,7 @@ class _Parser:
     ("not", operand), ("op", operator, left, right), ("cond", condition, then, else), ("list", items),
     ("map", [(key, value)]), ("call", name, target or None, args)."""
 
-    LEVELS = (("||",), ("&&",), ("==", "!=", "in"))
+    LEVELS = (("||",), ("&&",), ("==", "!=", "in"), ("+",))
 
     def __init__(self, source: str) -> None:
         self.tokens = _tokens(source)
@@ -861,6 +861,8 @@ def cel_cost(node: tuple, env: Mapping[str, tuple] = {}) -> int:  # read only
         both = cost(left) + cost(right)
         if op in ("&&", "||"):
             return both
+        if op == "+":  # list concatenation: a new list of both sides' elements
+            return both + CALL + LIST_CREATE
         if op in ("==", "!="):  # O(min(m, n)) for strings: 0.1 per character (StringTraversalCostFactor)
             return both + CALL + math.ceil(0.1 * min(_string_size(left), _string_size(right)))
         return both + _membership(right, env)  # in

@@ -132,6 +132,10 @@ class Kind:
         return self.kind.lower() + "s"
 
 
+PYTORCH_REPLICA_TYPES = ("Master", "Worker")
+"""The replica types of a PyTorchJob the training operator accepts."""
+
+
 def _job_pods(spec: Mapping[str, Any]) -> PodTemplates:
     parallelism = spec.get("parallelism", 1)
     return [("pod", min(parallelism, spec.get("completions", parallelism)), spec["template"])]
@@ -151,8 +155,16 @@ KINDS: dict[str, Kind] = {
         "kubeflow.org",
         "PyTorchJob",
         pytorch_job,
-        lambda spec: [(role, r.get("replicas", 1), r["template"]) for role, r in spec["pytorchReplicaSpecs"].items()],
-        "object.spec.pytorchReplicaSpecs.map(r, object.spec.pytorchReplicaSpecs[r].template)",
+        lambda spec: [
+            (role, r.get("replicas", 1), r["template"])
+            for role, r in spec["pytorchReplicaSpecs"].items()
+            if role in PYTORCH_REPLICA_TYPES
+        ],
+        # CEL's map() does not iterate a map's keys: the replica types are written out.
+        " + ".join(
+            f"(has(object.spec.pytorchReplicaSpecs.{role}) ? [object.spec.pytorchReplicaSpecs.{role}.template] : [])"
+            for role in PYTORCH_REPLICA_TYPES
+        ),
         ("count/pytorchjobs.kubeflow.org",),
         queue_path=("runPolicy", "schedulingPolicy", "queue"),
     ),
