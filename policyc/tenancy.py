@@ -165,6 +165,12 @@ def _meta(m: Mapping[str, Any], field: str) -> Mapping[str, Any]:
     return m.get("metadata", {}).get(field) or {}
 
 
+@once_per_build
+def tenant_rules(cluster: Cluster) -> dict[str, list[Rule]]:
+    """Tenant -> its rules, for the tenants `contracts` has (the policies and the proof read them)."""
+    return {tenant: rules(c) for tenant, c in contracts(cluster).items()}
+
+
 def rules(c: Contract) -> list[Rule]:
     """The tenant's rules, in the order the policy lists them."""
     t = c.tenant

@@ -46,7 +46,8 @@ def _objects(cluster: Cluster, tenant: Tenant, c: tenancy.Contract) -> tuple[Man
             "matchConstraints": {"resourceRules": list(tenancy.matched_resources(c))},
             "variables": tenancy.variables(c),
             "validations": [
-                {"expression": r.cel, "message": r.message, "reason": "Forbidden"} for r in tenancy.rules(c)
+                {"expression": r.cel, "message": r.message, "reason": "Forbidden"}
+                for r in tenancy.tenant_rules(cluster)[tenant.name]
             ],
         },
     }

@@ -144,7 +144,7 @@ def check(cluster: Cluster, artifacts: list[Artifact]) -> Iterator[Diagnostic]:
         c = contracts.get(t.name)
         if c is None:
             continue
-        rules = tenancy.rules(c)
+        rules = tenancy.tenant_rules(cluster)[t.name]
         for what, obj in _honest(cluster, templates, c):
             for r in tenancy.refusals(c, obj, of=rules):
                 yield diag("tenancy-proof-failed", f"tenant '{t.name}': {what} is refused: {r.message}", t.path,
