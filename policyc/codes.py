@@ -273,6 +273,13 @@ _RULES: tuple[Rule, ...] = (
         Severity.ERROR,
         "Two workload classes are the default class of one namespace.",
     ),
+    Rule(
+        "PC439",
+        "priority-class-quota-above-total",
+        Severity.ERROR,
+        "A tenant's quota for one priority class is above its quota for all its pods: it promises what the total "
+        "refuses.",
+    ),
     # PC5xx: placement proof
     Rule(
         "PC501",

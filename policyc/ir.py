@@ -135,6 +135,8 @@ class Queue:
 class Quota:
     hard: dict[str, Quantity]
     """ResourceQuota `spec.hard`: requests.*, limits.* and object counts, sorted by key."""
+    per_class: dict[str, dict[str, Quantity]] = field(default_factory=dict)
+    """Priority class -> `spec.hard` (requests.*) of the ResourceQuota scoped to it, by class name."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -479,7 +479,12 @@ class _Resolver:
                 allowed_priority_classes=None if allowed is None else tuple(sorted(set(allowed) & class_names)),
                 forbidden_priority_classes=forbidden,
                 queue=self.queue(tenant.queue, parent, self.path("tenants", i, "queue")),
-                quota=self.quota(tenant.quota, self.path("tenants", i, "quota")),
+                quota=self.quota(
+                    tenant.quota,
+                    self.path("tenants", i, "quota"),
+                    class_names if allowed is None else set(allowed) & class_names,
+                    class_names,
+                ),
                 limit_range=self.limit_range(tenant.limit_range, self.path("tenants", i, "limitRange")),
                 path=self.path("tenants", i),
                 admission=self.admission_mode(tenant.admission, self.path("tenants", i, "admission", "mode"))
@@ -495,7 +500,8 @@ class _Resolver:
         completed = dict(sorted({**guarantee, **deserved}.items()))
         return ir.Queue(q.weight, guarantee, completed, deserved, capability, q.reclaimable, parent, q.priority)
 
-    def quota(self, q: m.Quota | None, base: Path) -> ir.Quota | None:
+    def quota(self, q: m.Quota | None, base: Path, usable: set[str], class_names: set[str]) -> ir.Quota | None:
+        """The tenant's quota; `usable`: the classes its pods may name, of the policy's `class_names`."""
         if q is None:
             return None
         hard: dict[str, Quantity] = {}
@@ -531,7 +537,19 @@ class _Resolver:
                 )
                 continue
             hard[name] = amount
-        return ir.Quota(dict(sorted(hard.items())))
+        per_class = {}
+        for cls, resources in sorted(q.per_priority_class.items()):
+            at = (*base, "perPriorityClass", cls)
+            if cls not in class_names:
+                self.report(diag("unknown-priority-class", f"quota for unknown priority class '{cls}'", at,
+                                 at_key=True, hint=did_you_mean(cls, class_names)))  # fmt: skip
+            elif cls not in usable:
+                hint = f"add '{cls}' to the tenant's priorityClasses, or remove this quota"
+                self.report(diag("priority-class-not-allowed", f"quota for priority class '{cls}', which the tenant "
+                                 "may not use", at, at_key=True, hint=hint))  # fmt: skip
+            else:
+                per_class[cls] = {f"requests.{r}": a for r, a in self.resources(resources, at).items()}
+        return ir.Quota(dict(sorted(hard.items())), per_class)
 
     def limit_range(self, lr: m.LimitRange | None, base: Path) -> ir.LimitRange | None:
         if lr is None:

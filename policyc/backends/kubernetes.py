@@ -9,6 +9,8 @@ from policyc.k8s.objects import metadata, resource_list
 
 QUOTA_NAME = "tenant-quota"
 FORBIDDEN_PRIORITIES_QUOTA_NAME = "tenant-forbidden-priority-classes"
+CLASS_QUOTA_PREFIX = "tenant-priority-"
+"""A tenant's quota for one priority class is named after the class."""
 LIMIT_RANGE_NAME = "tenant-limits"
 
 
@@ -77,6 +79,19 @@ def _tenant(cluster: Cluster, t: Tenant) -> list[Manifest]:
             quota = quota_object(QUOTA_NAME, t.quota)
             quota["metadata"] = metadata(QUOTA_NAME, cluster.name, namespace=ns, labels=tenant_label)
             out.append(Manifest(quota, ((*t.path, "quota"),)))
+        for cls, hard in t.quota.per_class.items() if t.quota is not None else ():
+            scoped = {
+                "apiVersion": "v1",
+                "kind": "ResourceQuota",
+                "metadata": metadata(f"{CLASS_QUOTA_PREFIX}{cls}", cluster.name, namespace=ns, labels=tenant_label),
+                "spec": {
+                    "hard": resource_list(hard),
+                    "scopeSelector": {
+                        "matchExpressions": [{"scopeName": "PriorityClass", "operator": "In", "values": [cls]}]
+                    },
+                },
+            }
+            out.append(Manifest(scoped, ((*t.path, "quota", "perPriorityClass", cls),)))
         out.append(
             Manifest(
                 {

@@ -76,6 +76,10 @@ def amounts(cluster: Cluster) -> Iterator[tuple[str, Quantity, Path]]:
                     yield resource, amount, (*t.path, "quota", prefix, cluster.policy_key(resource))
                 else:
                     yield key, amount, (*t.path, "quota", "objects", key)
+            for cls, hard in t.quota.per_class.items():
+                for key, amount in hard.items():
+                    resource = key.removeprefix("requests.")
+                    yield resource, amount, (*t.path, "quota", "perPriorityClass", cls, cluster.policy_key(resource))
         if t.limit_range is not None:
             for field, resources in _chain(t.limit_range):
                 yield from each(resources, (*t.path, "limitRange", field))

@@ -1,5 +1,5 @@
 """PriorityClass rules the API server enforces (no 'system-' names, one default; user values at most 10^9 is the
-policy model's own rule), and tenants that may not use the default class."""
+policy model's own rule), tenants that may not use the default class, and quotas per class within the total."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
                 hint=f"rename it, e.g. '{c.name.removeprefix(SYSTEM_PRIORITY_CLASS_PREFIX)}'",
             )
     yield from _scope_values(cluster)
+    yield from _class_quotas(cluster)
     if defaults:
         default = min(defaults, key=lambda c: c.path).name
         for t in cluster.tenants:
@@ -63,3 +64,22 @@ def _scope_values(cluster: Cluster) -> Iterator[Diagnostic]:
                 (*c.path, "name"),
                 hint="give the class a name of at most 63 characters",
             )
+
+
+def _class_quotas(cluster: Cluster) -> Iterator[Diagnostic]:
+    """A quota for one priority class above the tenant's quota for all its pods promises what the total refuses."""
+    for t in cluster.tenants:
+        if t.quota is None:
+            continue
+        for cls, hard in t.quota.per_class.items():
+            for key, amount in hard.items():
+                total = t.quota.hard.get(key)
+                if total is not None and amount > total:
+                    resource = cluster.policy_key(key.removeprefix("requests."))
+                    yield diag(
+                        "priority-class-quota-above-total",
+                        f"tenant '{t.name}' may request {amount} {resource} with priority class '{cls}', but only "
+                        f"{total} with all its pods (quota.requests.{resource})",
+                        (*t.path, "quota", "perPriorityClass", cls, resource),
+                        hint=f"lower it to at most {total}, or raise quota.requests.{resource}",
+                    )

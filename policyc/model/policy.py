@@ -203,6 +203,13 @@ class Quota(Model):
     objects: dict[str, Quantity] = Field(
         default_factory=dict, description=("Object counts per namespace, e.g. pods: 200, count/jobs.batch: 50.")
     )
+    per_priority_class: dict[str, ResourceMap] = Field(
+        default_factory=dict,
+        description=(
+            "Caps on the sum of requests of the pods of one priority class, per namespace (a ResourceQuota scoped "
+            "to that class), e.g. {slurm-high-priority: {gpu: 64}}; each within quota.requests where that is set."
+        ),
+    )
 
 
 class LimitRange(Model):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from policyc.artifacts import Artifact
-from policyc.backends.kubernetes import FORBIDDEN_PRIORITIES_QUOTA_NAME
+from policyc.backends.kubernetes import CLASS_QUOTA_PREFIX, FORBIDDEN_PRIORITIES_QUOTA_NAME
 from policyc.backends.workloads import kind_of, pod_templates
 from policyc.diagnostics import Diagnostic, Path, diag
 from policyc.ir import Cluster, Tenant, Workload
@@ -178,7 +178,10 @@ def _refused(cluster: Cluster, w: Workload, tenant: Tenant, role: str, refusal: 
             at = (*tenant.path, "limitRange")
         hint = f"keep the workload's {resource} and limits.{resource} within the tenant's limitRange, or widen it"
     elif refusal.plugin == "ResourceQuota":
-        hint = f"raise the tenant's quota for {refusal.resource}, or lower the workload's {resource or 'pods'}"
+        field = f"quota for {refusal.resource}"
+        if refusal.object and refusal.object.startswith(CLASS_QUOTA_PREFIX):
+            field = f"quota.perPriorityClass.{refusal.object.removeprefix(CLASS_QUOTA_PREFIX)}.{resource}"
+        hint = f"raise the tenant's {field}, or lower the workload's {resource or 'pods'}"
     else:
         hint = "requests must not exceed limits, and GPU requests must equal GPU limits"
     return diag(
