@@ -280,6 +280,24 @@ _RULES: tuple[Rule, ...] = (
         "A tenant's quota for one priority class is above its quota for all its pods: it promises what the total "
         "refuses.",
     ),
+    Rule(
+        "PC440",
+        "rdma-without-rdma-pool",
+        Severity.ERROR,
+        "A workload asks for RDMA and no pool it may use has RDMA.",
+    ),
+    Rule(
+        "PC441",
+        "rdma-resources-differ",
+        Severity.ERROR,
+        "The pools an RDMA workload may use name their RDMA resource differently: its pods can request only one.",
+    ),
+    Rule(
+        "PC442",
+        "shm-above-memory-limit",
+        Severity.ERROR,
+        "A workload's memory-backed /dev/shm is larger than its pods' memory limit, which it counts against.",
+    ),
     # PC5xx: placement proof
     Rule(
         "PC501",

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from policyc.ir import GFD_PRODUCT, Cluster, LimitRange, Pool, Resources, Workload
+from policyc.ir import GFD_PRODUCT, RDMA_LABEL, Cluster, LimitRange, Pool, Resources, Workload
 from policyc.k8s.objects import resource_list
 from policyc.k8s.quantity import BINARY_SI, Quantity
 from policyc.k8s.scheduling import NO_EXECUTE, NO_SCHEDULE, find_untolerated_taint
@@ -44,13 +44,21 @@ def _expressions(*pairs: tuple[str, list[str]]) -> dict:
     return {"matchExpressions": [{"key": key, "operator": "In", "values": values} for key, values in pairs]}
 
 
+NAME_LABEL = "app.kubernetes.io/name"
+"""The label naming a workload class on its objects and pods."""
+HOSTNAME = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
+
+
 def affinity(cluster: Cluster, w: Workload) -> dict:
     """Strict placement requires a pool of the workload's usage (or hybrid) and tier, and prefers its own
-    usage; preferred placement only prefers its tier's pools, its own usage most."""
+    usage; preferred placement only prefers its tier's pools, its own usage most. RDMA is always required; one
+    pod per node and one zone per workload are required pod (anti-)affinities among the class's pods."""
     usage, tier = cluster.keys.usage, cluster.keys.tier
+    rdma = [(RDMA_LABEL, ["true"])] if w.rdma else []
     if w.placement == "strict":
-        required = {"nodeSelectorTerms": [_expressions((usage, list(usages(w))), (tier, [w.tier.name]))]}
-        return {
+        required = {"nodeSelectorTerms": [_expressions((usage, list(usages(w))), (tier, [w.tier.name]), *rdma)]}
+        out: dict = {
             "nodeAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": required,
                 "preferredDuringSchedulingIgnoredDuringExecution": [
@@ -58,17 +66,27 @@ def affinity(cluster: Cluster, w: Workload) -> dict:
                 ],
             }
         }
-    return {
-        "nodeAffinity": {
-            "preferredDuringSchedulingIgnoredDuringExecution": [
-                {"weight": PREFERRED_WEIGHT, "preference": _expressions((usage, [w.type]), (tier, [w.tier.name]))},
-                {
-                    "weight": PREFERRED_WEIGHT // 2,
-                    "preference": _expressions((usage, ["hybrid"]), (tier, [w.tier.name])),
-                },
-            ]
+    else:
+        out = {
+            "nodeAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": PREFERRED_WEIGHT, "preference": _expressions((usage, [w.type]), (tier, [w.tier.name]))},
+                    {
+                        "weight": PREFERRED_WEIGHT // 2,
+                        "preference": _expressions((usage, ["hybrid"]), (tier, [w.tier.name])),
+                    },
+                ]
+            }
         }
-    }
+        if rdma:
+            out["nodeAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                _expressions(*rdma)]}, **out["nodeAffinity"]}  # fmt: skip
+    own = {"labelSelector": {"matchLabels": {NAME_LABEL: w.name}}}
+    if w.same_zone:
+        out["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [{**own, "topologyKey": ZONE}]}
+    if w.one_per_node:
+        out["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [{**own, "topologyKey": HOSTNAME}]}
+    return out
 
 
 def tolerations(cluster: Cluster, w: Workload) -> list[dict]:
@@ -100,7 +118,7 @@ def _once(key):
 def _placement_key(w: Workload) -> tuple:
     """What decides where a workload's pods may land."""
     extra = tuple(tuple(sorted(t.items())) for t in w.tolerations)
-    return w.tier.name, w.type, tuple(sorted(w.node_selector.items())), extra
+    return w.tier.name, w.type, tuple(sorted(w.node_selector.items())), extra, bool(w.rdma)
 
 
 @_once(_placement_key)
@@ -114,6 +132,7 @@ def reachable_pools(cluster: Cluster, w: Workload) -> tuple[Pool, ...]:
         if p.tier == w.tier.name
         and p.usage in usages(w)
         and all(p.labels.get(k) == v for k, v in w.node_selector.items())
+        and (not w.rdma or p.labels.get(RDMA_LABEL) == "true")
         and find_untolerated_taint(tolerated, (t.to_dict() for t in p.taints), (NO_SCHEDULE, NO_EXECUTE)) is None
     )
 
@@ -193,6 +212,9 @@ def pod_resources(cluster: Cluster, w: Workload) -> PodResources:
     limit_range = next((t.limit_range for t in cluster.tenants if t.name == w.tenant), None)
     requests: dict[str, Quantity] = {cluster.gpu_resource: Quantity.from_value(w.gpus)}
     limits: dict[str, Quantity] = {cluster.gpu_resource: Quantity.from_value(w.gpus)}
+    rdma = rdma_resources(cluster, w)
+    if w.rdma and len(rdma) == 1:  # none, or several: reported by the checks
+        requests[rdma[0]] = limits[rdma[0]] = Quantity.from_value(w.rdma)
     sized_from, unsized = None, []
     for resource, stated in (("cpu", w.cpu), ("memory", w.memory)):
         if stated is None:
@@ -211,6 +233,16 @@ def pod_resources(cluster: Cluster, w: Workload) -> PodResources:
             limit = max(limit, stated)
         limits[resource] = limit
     return PodResources(dict(sorted(requests.items())), dict(sorted(limits.items())), sized_from, tuple(unsized))
+
+
+def rdma_resources(cluster: Cluster, w: Workload) -> list[str]:
+    """The RDMA resources of the pools an RDMA workload can use (one, unless the policy is wrong)."""
+    return sorted({p.rdma_resource for p in reachable_pools(cluster, w) if p.rdma_resource}) if w.rdma else []
+
+
+def nccl_interfaces(cluster: Cluster, w: Workload) -> list[str]:
+    """The network interfaces NCCL uses on the pools an RDMA workload can use, in pool order."""
+    return list(dict.fromkeys(i for p in reachable_pools(cluster, w) for i in p.interfaces)) if w.rdma else []
 
 
 def pods_per_node(pool: Pool, requests: Resources, gpu_resource: str) -> int:

@@ -101,6 +101,10 @@ class Pool:
     allocatable: Resources
     gfd: bool
     path: Path
+    rdma_resource: str | None = None
+    """The extended resource its RDMA device plugin advertises (in `allocatable` too)."""
+    interfaces: tuple[str, ...] = ()
+    """Network interfaces NCCL uses on its nodes."""
 
     @property
     def gpus(self) -> int:
@@ -200,6 +204,18 @@ class Workload:
     path: Path
     namespace_default: bool = False
     """Pods of its namespace that name no class get its placement injected."""
+    rdma: int = 0
+    """RDMA devices per pod (0: none)."""
+    host_network: bool = False
+    shm: Quantity | None = None
+    one_per_node: bool = False
+    same_zone: bool = False
+    min_member: int | None = None
+    """Pods placed together before any runs (None: every replica)."""
+
+    @property
+    def gang(self) -> int:
+        return self.min_member or self.replicas
 
 
 @dataclass(frozen=True, slots=True)

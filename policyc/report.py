@@ -163,7 +163,7 @@ def _workload(cluster: Cluster, w: Workload) -> WorkloadFigures:
     quota, quota_ok = _tightest([(u.key, u.need, u.hard) for u in used])
     queued = queue_use(w, pods, {t.name: t for t in cluster.tenants})
     queue, queue_ok = _tightest([(u.resource, u.need, u.cap) for u in queued])
-    room = sum(len(p.nodes) * n for p, n in pool_room(cluster, pods, reach))
+    room = sum(len(p.nodes) * n for p, n in pool_room(cluster, w, pods, reach))
     pools_ok = w.replicas <= room
     return WorkloadFigures(
         w.name,

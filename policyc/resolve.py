@@ -384,10 +384,19 @@ class _Resolver:
             nodes=tuple(nodes),
             labels=dict(sorted(labels.items())),
             taints=tuple(sorted(taints, key=lambda t: (t.key, t.effect))),
-            allocatable=self.resources(pool.allocatable, self.path("nodePools", i, "allocatable")),
+            allocatable=self.pool_allocatable(pool, i),
             gfd=pool.gpu_feature_discovery,
             path=self.path("nodePools", i),
+            rdma_resource=pool.rdma.resource if isinstance(pool.rdma, m.PoolRdma) else None,
+            interfaces=tuple(pool.rdma.interfaces) if isinstance(pool.rdma, m.PoolRdma) else (),
         )
+
+    def pool_allocatable(self, pool: m.NodePool, i: int) -> dict[str, Quantity]:
+        """The pool's allocatable per node, with its RDMA resource (what its device plugin offers) unless stated."""
+        out = self.resources(pool.allocatable, self.path("nodePools", i, "allocatable"))
+        if isinstance(pool.rdma, m.PoolRdma):
+            out.setdefault(pool.rdma.resource, Quantity.from_value(pool.rdma.per_node))
+        return dict(sorted(out.items()))
 
     def control_plane(self, pools: list[ir.Pool]) -> list[str]:
         if self.spec.control_plane is None:
@@ -694,9 +703,28 @@ class _Resolver:
                     tolerations=tuple(t.model_dump(exclude_none=True) for t in w.tolerations),
                     path=self.path("workloads", i),
                     namespace_default=w.namespace_default and self.first_default(w.name, namespace, defaults, i),
+                    rdma=w.rdma or 0,
+                    host_network=w.host_network,
+                    shm=w.shm,
+                    one_per_node=w.one_per_node,
+                    same_zone=w.same_zone,
+                    min_member=self.min_member(w, i),
                 )
             )
         return out
+
+    def min_member(self, w: m.Workload, i: int) -> int | None:
+        if w.min_member is not None and w.min_member > w.replicas:
+            self.report(
+                diag(
+                    "invalid-value",
+                    f"workload '{w.name}' needs {w.min_member} pods together but runs {w.replicas}",
+                    self.path("workloads", i, "minMember"),
+                    hint=f"minMember is at most replicas ({w.replicas})",
+                )
+            )
+            return None
+        return w.min_member
 
     def first_default(self, workload: str, namespace: str, defaults: dict[str, str], i: int) -> bool:
         """Whether `workload` is the first class the policy makes its namespace's default (a second is an error)."""

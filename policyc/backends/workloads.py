@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 from policyc.artifacts import Artifact, Manifest
 from policyc.backends.binding import Binding
-from policyc.contract import affinity, pod_resources, tolerations
+from policyc.contract import NAME_LABEL, affinity, nccl_interfaces, pod_resources, tolerations
 from policyc.ir import Cluster, Workload
 from policyc.k8s.objects import metadata, resource_list
 
 if TYPE_CHECKING:
     from policyc.backends.interface import SchedulerBackend
 
-NAME_LABEL = "app.kubernetes.io/name"
+SHM_VOLUME = "dshm"
 
 
 def pod_template(
@@ -34,15 +34,24 @@ def pod_template(
         spec["restartPolicy"] = restart_policy
     if w.node_selector:
         spec["nodeSelector"] = dict(w.node_selector)
+    if w.host_network:
+        spec["hostNetwork"] = True
+        spec["dnsPolicy"] = "ClusterFirstWithHostNet"  # cluster DNS from the node's network
     spec["affinity"] = affinity(cluster, w)
     spec["tolerations"] = tolerations(cluster, w)
-    spec["containers"] = [
-        {
-            "name": container,
-            "image": w.image,
-            "resources": {"limits": resource_list(resources.limits), "requests": resource_list(resources.requests)},
-        }
-    ]
+    main: dict = {
+        "name": container,
+        "image": w.image,
+        "resources": {"limits": resource_list(resources.limits), "requests": resource_list(resources.requests)},
+    }
+    if interfaces := nccl_interfaces(cluster, w):
+        main["env"] = [{"name": "NCCL_SOCKET_IFNAME", "value": ",".join(interfaces)}]
+    if w.rdma:
+        main["securityContext"] = {"capabilities": {"add": ["IPC_LOCK"]}}  # RDMA registers (locks) memory
+    if w.shm is not None:
+        main["volumeMounts"] = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}]
+        spec["volumes"] = [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": str(w.shm)}}]
+    spec["containers"] = [main]
     meta: dict = {"labels": {NAME_LABEL: w.name}}
     if binding.pod_annotations:
         meta["annotations"] = dict(sorted(binding.pod_annotations.items()))
@@ -79,7 +88,7 @@ def deployment(cluster: Cluster, w: Workload, binding: Binding) -> dict:
 
 def pytorch_job(cluster: Cluster, w: Workload, binding: Binding) -> dict:
     """A Kubeflow PyTorchJob: one Master and `replicas - 1` Workers (the container must be named pytorch)."""
-    policy: dict = {"minAvailable": w.replicas, "queue": binding.queue}
+    policy: dict = {"minAvailable": w.gang, "queue": binding.queue}
     if w.priority_class:
         policy["priorityClass"] = w.priority_class
     run_policy: dict = {"schedulingPolicy": policy}

@@ -15,6 +15,7 @@ from policyc.checks import (
     queue_tree,
     queues,
     sizing,
+    training,
     workloads,
 )
 from policyc.diagnostics import Diagnostic
@@ -30,6 +31,7 @@ CHECKS: tuple[Check, ...] = (
     queue_tree.check,
     limits.check,
     workloads.check,
+    training.check,
     sizing.check,
     capacity.check,
 )

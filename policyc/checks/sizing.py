@@ -72,13 +72,14 @@ def _pod_figures(cluster: Cluster, pods: PodResources) -> str:
     return f"{r[cluster.gpu_resource]} {cluster.gpu_resource}, {r['cpu']} cpu, {r['memory']} memory"
 
 
-def pool_room(cluster: Cluster, pods: PodResources, pools: Sequence[Pool]) -> list[tuple[Pool, int]]:
-    """Each pool with how many of the pods one of its nodes holds."""
-    return [(p, pods_per_node(p, pods.requests, cluster.gpu_resource)) for p in pools]
+def pool_room(cluster: Cluster, w: Workload, pods: PodResources, pools: Sequence[Pool]) -> list[tuple[Pool, int]]:
+    """Each pool with how many of the workload's pods one of its nodes holds (at most one if it runs one per node)."""
+    room = [(p, pods_per_node(p, pods.requests, cluster.gpu_resource)) for p in pools]
+    return [(p, min(n, 1)) for p, n in room] if w.one_per_node else room
 
 
 def _gang_on_pools(cluster: Cluster, w: Workload, pods: PodResources, pools: Sequence[Pool]) -> Iterator[Diagnostic]:
-    fits = pool_room(cluster, pods, pools)
+    fits = pool_room(cluster, w, pods, pools)
     room = sum(len(p.nodes) * n for p, n in fits)
     if w.replicas <= room:
         return

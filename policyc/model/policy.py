@@ -88,6 +88,32 @@ class Gpu(Model):
     memory: Quantity | None = Field(None, description="Memory per GPU, e.g. 80Gi.")
 
 
+class PoolRdma(Model):
+    resource: LabelKey = Field(
+        description=(
+            "The extended resource the RDMA device plugin advertises, as your site named it (e.g. "
+            "rdma/hca_shared_devices_a, rdma/ib); pods of RDMA workloads request it."
+        ),
+    )
+    per_node: int = Field(1, ge=1, le=100_000, description="How many of it a node offers (its allocatable).")
+    interfaces: list[Name] = Field(
+        default_factory=list,
+        description="Network interfaces NCCL uses on these nodes (NCCL_SOCKET_IFNAME in the templates), e.g. [ib0].",
+    )
+
+
+def _rdma_tag(value: Any) -> str:
+    return "devices" if isinstance(value, (dict, PoolRdma)) else "flag"
+
+
+PoolRdmaField = Annotated[
+    Union[Annotated[bool, Tag("flag")], Annotated[PoolRdma, Tag("devices")]],  # noqa: UP007  # tagged members
+    Discriminator(_rdma_tag),
+]
+"""`rdma: true`, or the RDMA device plugin's resource: one member by the value's shape, so that a mistake gets
+that member's error alone."""
+
+
 class Taint(Model):
     key: LabelKey = Field(description="Taint key.")
     value: LabelValue = Field("", description="Taint value (may be empty).")
@@ -131,7 +157,13 @@ class NodePool(Model):
         default_factory=dict,
         description=("Allocatable resources per node (cpu, memory, ...), used for capacity checks."),
     )
-    rdma: bool = Field(False, description="Nodes have RDMA: label feature.node.kubernetes.io/rdma.capable=true.")
+    rdma: PoolRdmaField = Field(
+        False,
+        description=(
+            "Nodes have RDMA: label feature.node.kubernetes.io/rdma.capable=true; with its device plugin's "
+            "resource, RDMA workloads request it here."
+        ),
+    )
     gpu_feature_discovery: bool = Field(
         True,
         description=(
@@ -330,6 +362,36 @@ class Workload(Model):
     )
     tolerations: list[Toleration] = Field(
         default_factory=list, description="Extra tolerations, e.g. for a pool's own taints."
+    )
+    rdma: int | None = Field(
+        None,
+        ge=1,
+        le=64,
+        description=(
+            "RDMA devices per pod: the pods require nodes with RDMA and request the pools' RDMA resource (and the "
+            "IPC_LOCK capability); NCCL_SOCKET_IFNAME names the pools' interfaces."
+        ),
+    )
+    host_network: bool = Field(False, description="Pods use the node's network (and ClusterFirstWithHostNet DNS).")
+    shm: Quantity | None = Field(
+        None,
+        description=(
+            "Size of a memory-backed /dev/shm for each pod (NCCL and data loaders need more than the 64Mi default); "
+            "it counts against the pod's memory limit."
+        ),
+    )
+    one_per_node: bool = Field(
+        False, description="At most one pod of the workload per node (required pod anti-affinity on the hostname)."
+    )
+    same_zone: bool = Field(
+        False,
+        description="All pods of the workload in one zone (required pod affinity on topology.kubernetes.io/zone).",
+    )
+    min_member: int | None = Field(
+        None,
+        ge=1,
+        le=100_000,
+        description="Pods the gang scheduler must place together before any runs; default: replicas.",
     )
     namespace_default: bool = Field(
         False,

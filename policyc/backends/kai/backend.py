@@ -62,7 +62,7 @@ def queue_binding(cluster: Cluster, tenant: str) -> Binding:
 
 def binding(cluster: Cluster, workload: Workload) -> Binding:
     # A batch Job's gang (minMember) comes from an owner annotation; a PyTorchJob's from its minAvailable.
-    gang = {BATCH_MIN_MEMBER: str(workload.replicas)} if workload.kind == "Job" else {}
+    gang = {BATCH_MIN_MEMBER: str(workload.gang)} if workload.kind == "Job" else {}
     return replace(queue_binding(cluster, workload.tenant), object_annotations=gang)
 
 

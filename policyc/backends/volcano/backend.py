@@ -38,7 +38,7 @@ def _job(cluster: Cluster, w: Workload, binding: Binding) -> dict:
     spec: dict = {
         "schedulerName": binding.scheduler_name,
         "queue": binding.queue,
-        "minAvailable": w.replicas,
+        "minAvailable": w.gang,
     }
     if w.priority_class:
         spec["priorityClassName"] = w.priority_class
