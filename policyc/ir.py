@@ -212,10 +212,19 @@ class Workload:
     same_zone: bool = False
     min_member: int | None = None
     """Pods placed together before any runs (None: every replica)."""
+    elastic: tuple[int, int] | None = None
+    """(min, max) workers of an elastic PyTorchJob."""
 
     @property
     def gang(self) -> int:
+        if self.elastic:
+            return self.elastic[0]
         return self.min_member or self.replicas
+
+    @property
+    def most_pods(self) -> int:
+        """The most pods it runs at once: its replicas, or an elastic job's maximum."""
+        return self.elastic[1] if self.elastic else self.replicas
 
 
 @dataclass(frozen=True, slots=True)

@@ -159,17 +159,17 @@ def _workload(cluster: Cluster, w: Workload) -> WorkloadFigures:
     tenant = next(t for t in cluster.tenants if t.name == w.tenant)
     per_pod = ", ".join(f"{q} {r}" for r, q in pods.requests.items())
     quotas = [quota_object(QUOTA_NAME, tenant.quota)] if tenant.quota and tenant.quota.hard else []
-    used = quota_use([(w.replicas, contract_pod(w, pods))], quotas)
+    used = quota_use([(w.most_pods, contract_pod(w, pods))], quotas)
     quota, quota_ok = _tightest([(u.key, u.need, u.hard) for u in used])
     queued = queue_use(w, pods, {t.name: t for t in cluster.tenants})
     queue, queue_ok = _tightest([(u.resource, u.need, u.cap) for u in queued])
     room = sum(len(p.nodes) * n for p, n in pool_room(cluster, w, pods, reach))
-    pools_ok = w.replicas <= room
+    pools_ok = w.most_pods <= room
     return WorkloadFigures(
         w.name,
         w.tenant,
         w.namespace,
-        w.replicas,
+        w.most_pods,
         per_pod,
         quota,
         queue,

@@ -709,9 +709,27 @@ class _Resolver:
                     one_per_node=w.one_per_node,
                     same_zone=w.same_zone,
                     min_member=self.min_member(w, i),
+                    elastic=self.elastic(w, i, kind=w.kind or default_kinds[w.type]),
                 )
             )
         return out
+
+    def elastic(self, w: m.Workload, i: int, kind: str) -> tuple[int, int] | None:
+        if w.elastic is None:
+            return None
+        e, at = w.elastic, self.path("workloads", i, "elastic")
+        problem = (
+            f"elastic needs kind PyTorchJob, not {kind}" if kind != "PyTorchJob"
+            else f"elastic needs minReplicas <= replicas <= maxReplicas, not {e.min_replicas} <= {w.replicas} <= "
+            f"{e.max_replicas}" if not e.min_replicas <= w.replicas <= e.max_replicas
+            else "elastic and minMember both set the gang: keep minReplicas" if w.min_member is not None
+            else None
+        )  # fmt: skip
+        if problem:
+            self.report(diag("invalid-value", f"workload '{w.name}': {problem}", at, hint="see the README's "
+                             "'Distributed training'"))  # fmt: skip
+            return None
+        return e.min_replicas, e.max_replicas
 
     def min_member(self, w: m.Workload, i: int) -> int | None:
         if w.min_member is not None and w.min_member > w.replicas:

@@ -134,3 +134,31 @@ def test_one_zone_is_a_required_pod_affinity() -> None:
         "topology.kubernetes.io/zone"
     )
     assert "podAntiAffinity" not in spec["affinity"]
+
+
+ELASTIC = SEED.replace(
+    "      onePerNode: true\n", "      onePerNode: true\n      elastic: {minReplicas: 4, maxReplicas: 12}\n"
+)
+
+
+def test_an_elastic_pytorchjob_runs_workers_between_its_bounds() -> None:
+    comp = _compile(ELASTIC)
+    assert comp.ok, [str(d) for d in comp.report.diagnostics]
+    spec = workload_templates(comp.artifacts)["llama-70b"]["spec"]
+    assert spec["elasticPolicy"] == {"rdzvBackend": "c10d", "minReplicas": 4, "maxReplicas": 12}
+    assert list(spec["pytorchReplicaSpecs"]) == ["Worker"] and spec["pytorchReplicaSpecs"]["Worker"]["replicas"] == 9
+    assert spec["runPolicy"]["schedulingPolicy"]["minAvailable"] == 4  # the gang is the minimum
+
+
+def test_an_elastic_job_must_fit_its_maximum_and_keep_its_bounds() -> None:
+    # 17 workers, one per node, on 16 RDMA nodes: located at maxReplicas.
+    found = [(d.code, d.path) for d in _compile(ELASTIC.replace("maxReplicas: 12", "maxReplicas: 17")).report.errors]
+    assert found == [("PC426", ("spec", "workloads", 0, "elastic", "maxReplicas"))]
+    for text in (
+        ELASTIC.replace("minReplicas: 4", "minReplicas: 10"),  # above replicas
+        ELASTIC.replace("kind: PyTorchJob", "kind: Job"),  # not a PyTorchJob
+        ELASTIC.replace("      onePerNode: true\n", "      onePerNode: true\n      minMember: 3\n"),  # two gangs
+    ):
+        assert [(d.code, d.path) for d in _compile(text).report.errors] == [
+            ("PC104", ("spec", "workloads", 0, "elastic"))
+        ], text

@@ -87,31 +87,38 @@ def deployment(cluster: Cluster, w: Workload, binding: Binding) -> dict:
 
 
 def pytorch_job(cluster: Cluster, w: Workload, binding: Binding) -> dict:
-    """A Kubeflow PyTorchJob: one Master and `replicas - 1` Workers (the container must be named pytorch)."""
+    """A Kubeflow PyTorchJob: one Master and `replicas - 1` Workers (the container must be named pytorch); an elastic
+    one: `replicas` Workers between its minimum and maximum, meeting through c10d."""
     policy: dict = {"minAvailable": w.gang, "queue": binding.queue}
     if w.priority_class:
         policy["priorityClass"] = w.priority_class
     run_policy: dict = {"schedulingPolicy": policy}
     if binding.suspend:
         run_policy["suspend"] = True
-    replicas = {
-        "Master": {
-            "replicas": 1,
+
+    def role(count: int) -> dict:
+        return {
+            "replicas": count,
             "restartPolicy": "OnFailure",
             "template": pod_template(cluster, w, binding, "pytorch"),
         }
-    }
-    if w.replicas > 1:
-        replicas["Worker"] = {
-            "replicas": w.replicas - 1,
-            "restartPolicy": "OnFailure",
-            "template": pod_template(cluster, w, binding, "pytorch"),
+
+    spec: dict = {}
+    if w.elastic:
+        low, high = w.elastic
+        spec["elasticPolicy"] = {"rdzvBackend": "c10d", "minReplicas": low, "maxReplicas": high}
+        spec["pytorchReplicaSpecs"] = {"Worker": role(w.replicas)}
+    else:
+        spec["pytorchReplicaSpecs"] = {
+            "Master": role(1),
+            **({"Worker": role(w.replicas - 1)} if w.replicas > 1 else {}),
         }
+    spec["runPolicy"] = run_policy
     return {
         "apiVersion": "kubeflow.org/v1",
         "kind": "PyTorchJob",
         "metadata": object_meta(cluster, w, binding),
-        "spec": {"pytorchReplicaSpecs": replicas, "runPolicy": run_policy},
+        "spec": spec,
     }
 
 

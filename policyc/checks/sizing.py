@@ -72,6 +72,11 @@ def _pod_figures(cluster: Cluster, pods: PodResources) -> str:
     return f"{r[cluster.gpu_resource]} {cluster.gpu_resource}, {r['cpu']} cpu, {r['memory']} memory"
 
 
+def _pods_at(w: Workload) -> tuple:
+    """Where the policy says how many pods the workload runs at once."""
+    return (*w.path, "elastic", "maxReplicas") if w.elastic else (*w.path, "replicas")
+
+
 def pool_room(cluster: Cluster, w: Workload, pods: PodResources, pools: Sequence[Pool]) -> list[tuple[Pool, int]]:
     """Each pool with how many of the workload's pods one of its nodes holds (at most one if it runs one per node)."""
     room = [(p, pods_per_node(p, pods.requests, cluster.gpu_resource)) for p in pools]
@@ -81,15 +86,15 @@ def pool_room(cluster: Cluster, w: Workload, pods: PodResources, pools: Sequence
 def _gang_on_pools(cluster: Cluster, w: Workload, pods: PodResources, pools: Sequence[Pool]) -> Iterator[Diagnostic]:
     fits = pool_room(cluster, w, pods, pools)
     room = sum(len(p.nodes) * n for p, n in fits)
-    if w.replicas <= room:
+    if w.most_pods <= room:
         return
     parts = [f"{p.name} {len(p.nodes)} node{'s' if len(p.nodes) > 1 else ''} x {n}" for p, n in fits]
     yield diag(
         "workload-exceeds-pools",
-        f"workload '{w.name}' runs {w.replicas} pods at once ({_pod_figures(cluster, pods)} each), but the pools "
+        f"workload '{w.name}' runs {w.most_pods} pods at once ({_pod_figures(cluster, pods)} each), but the pools "
         f"it can use hold at most {room} such pods ({listing(parts)})",
-        (*w.path, "replicas"),
-        hint=f"lower replicas to at most {room}, or add nodes to those pools",
+        _pods_at(w),
+        hint=f"lower {_pods_at(w)[-1]} to at most {room}, or add nodes to those pools",
     )
 
 
@@ -110,7 +115,7 @@ def queue_use(w: Workload, pods: PodResources, tenants: dict[str, Tenant]) -> li
     for resource, each in pods.requests.items():
         capped = next((t for t in chain if resource in t.queue.capability), None)
         if capped is not None:
-            out.append(QueueUse(resource, each, each * w.replicas, capped.queue.capability[resource], capped))
+            out.append(QueueUse(resource, each, each * w.most_pods, capped.queue.capability[resource], capped))
     return out
 
 
@@ -124,9 +129,9 @@ def _gang_in_queue(
         whose = f"'{w.tenant}'" if capped.name == w.tenant else f"'{capped.name}' (an ancestor of '{w.tenant}')"
         yield diag(
             "workload-exceeds-queue",
-            f"workload '{w.name}' needs {w.replicas} pods x {use.each} {r} = {use.need} {r} at once, but "
+            f"workload '{w.name}' needs {w.most_pods} pods x {use.each} {r} = {use.need} {r} at once, but "
             f"queue {whose} caps {r} at {use.cap}: the scheduler never starts it",
-            (*w.path, "replicas"),
+            _pods_at(w),
             hint=f"raise tenant '{capped.name}' queue.capability.{cluster.policy_key(r)} to at least {use.need}, "
-            "or lower replicas",
+            f"or lower {_pods_at(w)[-1]}",
         )

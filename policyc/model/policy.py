@@ -114,6 +114,11 @@ PoolRdmaField = Annotated[
 that member's error alone."""
 
 
+class Elastic(Model):
+    min_replicas: int = Field(ge=1, le=100_000, description="Fewest workers the job runs with (and its gang).")
+    max_replicas: int = Field(ge=1, le=100_000, description="Most workers the job grows to.")
+
+
 class Taint(Model):
     key: LabelKey = Field(description="Taint key.")
     value: LabelValue = Field("", description="Taint value (may be empty).")
@@ -392,6 +397,13 @@ class Workload(Model):
         ge=1,
         le=100_000,
         description="Pods the gang scheduler must place together before any runs; default: replicas.",
+    )
+    elastic: Elastic | None = Field(
+        None,
+        description=(
+            "An elastic PyTorchJob: workers only (c10d rendezvous), between minReplicas and maxReplicas; replicas "
+            "is how many it starts with. Its pools and queue must hold maxReplicas pods."
+        ),
     )
     namespace_default: bool = Field(
         False,
