@@ -298,6 +298,12 @@ _RULES: tuple[Rule, ...] = (
         Severity.ERROR,
         "A workload's memory-backed /dev/shm is larger than its pods' memory limit, which it counts against.",
     ),
+    Rule(
+        "PC443",
+        "several-shared-gpus-per-pod",
+        Severity.WARNING,
+        "A workload asks for several GPUs per pod on a pool whose cards are shared: it may get shares of one card.",
+    ),
     # PC5xx: placement proof
     Rule(
         "PC501",

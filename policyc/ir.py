@@ -76,6 +76,8 @@ GFD_PRODUCT = "nvidia.com/gpu.product"
 GFD_COUNT = "nvidia.com/gpu.count"
 GFD_MEMORY = "nvidia.com/gpu.memory"
 RDMA_LABEL = "feature.node.kubernetes.io/rdma.capable"
+DEVICE_PLUGIN_CONFIG = "nvidia.com/device-plugin.config"
+"""The node label naming the device plugin configuration (a key of its ConfigMap) the node uses."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +105,8 @@ class Pool:
     path: Path
     rdma_resource: str | None = None
     """The extended resource its RDMA device plugin advertises (in `allocatable` too)."""
+    sharing: tuple[str, int] | None = None
+    """(strategy, replicas) when the device plugin shares each card; `gpus_per_node` then counts the shares."""
     interfaces: tuple[str, ...] = ()
     """Network interfaces NCCL uses on its nodes."""
 

@@ -13,9 +13,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path as FsPath
 
 from policyc import injection, ir
+from policyc.backends.device_plugin import NAMESPACE as GPU_OPERATOR_NAMESPACE
 from policyc.codes import Severity
 from policyc.diagnostics import Diagnostic, Path, diag, did_you_mean, where
-from policyc.ir import GFD_COUNT, GFD_MEMORY, GFD_PRODUCT, RDMA_LABEL
+from policyc.ir import DEVICE_PLUGIN_CONFIG, GFD_COUNT, GFD_MEMORY, GFD_PRODUCT, RDMA_LABEL
 from policyc.k8s.objects import QUOTA_OBJECT_COUNTS
 from policyc.k8s.quantity import Quantity
 from policyc.model import policy as m
@@ -39,7 +40,6 @@ OWNED_DOMAINS = {
 """Label domains other systems own, with who owns them: labels and taints policyc managed under them would be
 mistaken for theirs, and theirs for policyc's (subdomains included). The scheduler backends' own domains
 (their `settings.LABEL_DOMAINS`) count too."""
-GPU_OPERATOR_NAMESPACE = "gpu-operator"
 GPU_OPERATOR_AGENTS = (
     "nvidia-driver-daemonset",
     "nvidia-container-toolkit-daemonset",
@@ -335,6 +335,7 @@ class _Resolver:
             GFD_COUNT: "GPU Feature Discovery's (policyc sets it from gpu.count when gpuFeatureDiscovery is false)",
             GFD_MEMORY: "GPU Feature Discovery's (policyc sets it from gpu.memory when gpuFeatureDiscovery is false)",
             RDMA_LABEL: "set by policyc from 'rdma: true'",
+            DEVICE_PLUGIN_CONFIG: "set by policyc from gpu.sharing",
         }
         for key in pool.labels:
             owner = "set by policyc" if key.startswith(self.keys.domain + "/") else owners.get(key)
@@ -364,6 +365,9 @@ class _Resolver:
         labels = {keys.usage: pool.usage, keys.tier: tier, keys.pool: pool.name, **pool.labels}
         if pool.rdma:
             labels[RDMA_LABEL] = "true"
+        sharing = pool.gpu.sharing
+        if sharing is not None:
+            labels[DEVICE_PLUGIN_CONFIG] = f"{sharing.strategy}-{sharing.replicas}"
         if not pool.gpu_feature_discovery:
             labels[GFD_PRODUCT] = pool.gpu.product
             labels[GFD_COUNT] = str(pool.gpu.count)
@@ -379,7 +383,7 @@ class _Resolver:
             usage=pool.usage,
             tier=tier,
             product=pool.gpu.product,
-            gpus_per_node=pool.gpu.count,
+            gpus_per_node=pool.gpu.count * (sharing.replicas if sharing else 1),
             gpu_memory=pool.gpu.memory,
             nodes=tuple(nodes),
             labels=dict(sorted(labels.items())),
@@ -389,6 +393,7 @@ class _Resolver:
             path=self.path("nodePools", i),
             rdma_resource=pool.rdma.resource if isinstance(pool.rdma, m.PoolRdma) else None,
             interfaces=tuple(pool.rdma.interfaces) if isinstance(pool.rdma, m.PoolRdma) else (),
+            sharing=(sharing.strategy, sharing.replicas) if sharing else None,
         )
 
     def pool_allocatable(self, pool: m.NodePool, i: int) -> dict[str, Quantity]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from policyc import yaml_emitter
 from policyc.artifacts import Artifact
+from policyc.backends import device_plugin
 from policyc.backends.nodes import node_plan_sources
 from policyc.ir import GFD_PRODUCT, Cluster
 from policyc.write import header
@@ -46,10 +47,12 @@ def agent_tolerations(cluster: Cluster) -> list[dict]:
 def emit(cluster: Cluster) -> list[Artifact]:
     tolerations = agent_tolerations(cluster)
     top = header(cluster.name, cluster.source)
-    values = {
+    values: dict = {
         "daemonsets": {"tolerations": tolerations},
         "node-feature-discovery": {"worker": {"tolerations": tolerations}},
     }
+    if device_plugin.configurations(cluster):  # shared cards: the device plugin reads policyc's configurations
+        values["devicePlugin"] = {"config": {"name": device_plugin.CONFIG_MAP}}
     sources = (*node_plan_sources(cluster), *(a.path for a in cluster.node_agents if a.path != ("spec",)))
     return [
         Artifact(

@@ -1,10 +1,11 @@
-"""The distributed-training shape of a workload: RDMA pools it can use, and a shared memory its pods can hold."""
+"""The shape of a workload's pods: RDMA pools it can use, a shared memory its pods can hold, and several GPUs per pod
+on shared cards."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from policyc.contract import pod_resources, rdma_resources, usages
+from policyc.contract import pod_resources, rdma_resources, reachable_pools, usages
 from policyc.diagnostics import Diagnostic, diag, listing
 from policyc.ir import Cluster
 
@@ -31,6 +32,17 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
                     hint="name the RDMA resource alike on those pools, or keep the workload to one of them with "
                     "nodeSelector",
                 )
+        shared = [p for p in reachable_pools(cluster, w) if p.sharing is not None]
+        if w.gpus > 1 and shared:
+            each = [f"{p.name} ({p.sharing[0]}, {p.sharing[1]} ways)" for p in shared]  # type: ignore[index]
+            yield diag(
+                "several-shared-gpus-per-pod",
+                f"workload '{w.name}' asks for {w.gpus} GPUs per pod, and pool{'s' if len(shared) > 1 else ''} "
+                f"{listing(each)} share{'' if len(shared) > 1 else 's'} each card: its pods may get {w.gpus} shares "
+                "of one card, no faster than one",
+                (*w.path, "gpus"),
+                hint="ask for 1 GPU on shared pools, or keep the workload to unshared pools (nodeSelector)",
+            )
         if w.shm is not None:
             limit = pod_resources(cluster, w).limits.get("memory")
             if limit is not None and w.shm > limit:

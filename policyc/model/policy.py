@@ -82,10 +82,26 @@ class GpuTier(Model):
     description: str | None = Field(None, description="Free text for humans.")
 
 
+class GpuSharing(Model):
+    strategy: Literal["time-slicing", "mps"] = Field(
+        description="How the device plugin shares a card: time-slicing (turns) or mps (NVIDIA's Multi-Process Service)."
+    )
+    replicas: int = Field(
+        ge=2, le=48, description="Pods that share one card: each node advertises GPUs x replicas of the GPU resource."
+    )
+
+
 class Gpu(Model):
     product: GpuProduct = Field(description="GPU product of every node of the pool (e.g. NVIDIA-H100-80GB).")
     count: int = Field(ge=1, le=64, description="GPUs per node.")
     memory: Quantity | None = Field(None, description="Memory per GPU, e.g. 80Gi.")
+    sharing: GpuSharing | None = Field(
+        None,
+        description=(
+            "Share each card among several pods (NVIDIA device plugin): policyc emits its configuration and the node "
+            "label that selects it; capacity, queues and quotas count the shared devices."
+        ),
+    )
 
 
 class PoolRdma(Model):
