@@ -304,6 +304,25 @@ _RULES: tuple[Rule, ...] = (
         Severity.WARNING,
         "A workload asks for several GPUs per pod on a pool whose cards are shared: it may get shares of one card.",
     ),
+    Rule(
+        "PC444",
+        "mig-layout-invalid",
+        Severity.ERROR,
+        "A pool's MIG layout does not fit its card, names a profile the card lacks, or mixes profiles under the "
+        "single strategy.",
+    ),
+    Rule(
+        "PC445",
+        "mig-strategies-differ",
+        Severity.ERROR,
+        "Pools use different MIG strategies; the GPU Operator has one for the cluster.",
+    ),
+    Rule(
+        "PC446",
+        "mig-profile-without-pool",
+        Severity.ERROR,
+        "A workload asks for a MIG profile no pool of its tier offers.",
+    ),
     # PC5xx: placement proof
     Rule(
         "PC501",

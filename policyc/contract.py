@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from policyc.ir import GFD_PRODUCT, RDMA_LABEL, Cluster, LimitRange, Pool, Resources, Workload
+from policyc.ir import GFD_PRODUCT, MIG_CONFIG, RDMA_LABEL, Cluster, LimitRange, Pool, Resources, Workload
 from policyc.k8s.objects import resource_list
 from policyc.k8s.quantity import BINARY_SI, Quantity
 from policyc.k8s.scheduling import NO_EXECUTE, NO_SCHEDULE, find_untolerated_taint
@@ -56,8 +56,11 @@ def affinity(cluster: Cluster, w: Workload) -> dict:
     pod per node and one zone per workload are required pod (anti-)affinities among the class's pods."""
     usage, tier = cluster.keys.usage, cluster.keys.tier
     rdma = [(RDMA_LABEL, ["true"])] if w.rdma else []
+    partitioned = _mig_expression(cluster, w)
     if w.placement == "strict":
-        required = {"nodeSelectorTerms": [_expressions((usage, list(usages(w))), (tier, [w.tier.name]), *rdma)]}
+        term = _expressions((usage, list(usages(w))), (tier, [w.tier.name]), *rdma)
+        term["matchExpressions"] += partitioned
+        required = {"nodeSelectorTerms": [term]}
         out: dict = {
             "nodeAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": required,
@@ -78,15 +81,37 @@ def affinity(cluster: Cluster, w: Workload) -> dict:
                 ]
             }
         }
-        if rdma:
-            out["nodeAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                _expressions(*rdma)]}, **out["nodeAffinity"]}  # fmt: skip
+        if rdma or partitioned:
+            term = _expressions(*rdma)
+            term["matchExpressions"] += partitioned
+            out["nodeAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]},
+                                   **out["nodeAffinity"]}  # fmt: skip
     own = {"labelSelector": {"matchLabels": {NAME_LABEL: w.name}}}
     if w.same_zone:
         out["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [{**own, "topologyKey": ZONE}]}
     if w.one_per_node:
         out["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [{**own, "topologyKey": HOSTNAME}]}
     return out
+
+
+def _mig_expression(cluster: Cluster, w: Workload) -> list[dict]:
+    """Where the workload's tier has MIG pools: a MIG workload requires the layouts with its profile, any other
+    workload nodes without a layout (a pod asking for a whole card would get a MIG device there)."""
+    layouts = [p for p in cluster.pools if p.tier == w.tier.name and p.mig is not None]
+    if not layouts:
+        return []
+    if w.mig_profile is None:
+        return [{"key": MIG_CONFIG, "operator": "DoesNotExist"}]
+    names = sorted({p.labels[MIG_CONFIG] for p in layouts if _offers(p, w.mig_profile)})
+    return [{"key": MIG_CONFIG, "operator": "In", "values": names}]
+
+
+def _offers(pool: Pool, profile: str | None) -> bool:
+    """Whether the pool's cards are what a workload of MIG `profile` (None: whole cards) asks for."""
+    if pool.mig is None:
+        return profile is None
+    strategy, devices = pool.mig
+    return profile is not None and strategy == "single" and profile in devices
 
 
 def tolerations(cluster: Cluster, w: Workload) -> list[dict]:
@@ -118,7 +143,7 @@ def _once(key):
 def _placement_key(w: Workload) -> tuple:
     """What decides where a workload's pods may land."""
     extra = tuple(tuple(sorted(t.items())) for t in w.tolerations)
-    return w.tier.name, w.type, tuple(sorted(w.node_selector.items())), extra, bool(w.rdma)
+    return w.tier.name, w.type, tuple(sorted(w.node_selector.items())), extra, bool(w.rdma), w.mig_profile
 
 
 @_once(_placement_key)
@@ -133,6 +158,7 @@ def reachable_pools(cluster: Cluster, w: Workload) -> tuple[Pool, ...]:
         and p.usage in usages(w)
         and all(p.labels.get(k) == v for k, v in w.node_selector.items())
         and (not w.rdma or p.labels.get(RDMA_LABEL) == "true")
+        and _offers(p, w.mig_profile)
         and find_untolerated_taint(tolerated, (t.to_dict() for t in p.taints), (NO_SCHEDULE, NO_EXECUTE)) is None
     )
 

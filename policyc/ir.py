@@ -76,6 +76,8 @@ GFD_PRODUCT = "nvidia.com/gpu.product"
 GFD_COUNT = "nvidia.com/gpu.count"
 GFD_MEMORY = "nvidia.com/gpu.memory"
 RDMA_LABEL = "feature.node.kubernetes.io/rdma.capable"
+MIG_CONFIG = "nvidia.com/mig.config"
+"""The node label naming the MIG manager's layout (a key of its configuration) the node's cards get."""
 DEVICE_PLUGIN_CONFIG = "nvidia.com/device-plugin.config"
 """The node label naming the device plugin configuration (a key of its ConfigMap) the node uses."""
 
@@ -107,6 +109,9 @@ class Pool:
     """The extended resource its RDMA device plugin advertises (in `allocatable` too)."""
     sharing: tuple[str, int] | None = None
     """(strategy, replicas) when the device plugin shares each card; `gpus_per_node` then counts the shares."""
+    mig: tuple[str, dict[str, int]] | None = None
+    """(strategy, profile -> count per card) when the cards are partitioned; `gpus_per_node` then counts MIG devices
+    (single), or none, with each profile's devices in `allocatable` (mixed)."""
     interfaces: tuple[str, ...] = ()
     """Network interfaces NCCL uses on its nodes."""
 
@@ -210,6 +215,8 @@ class Workload:
     """Pods of its namespace that name no class get its placement injected."""
     rdma: int = 0
     """RDMA devices per pod (0: none)."""
+    mig_profile: str | None = None
+    """The MIG profile of each of its GPUs (None: whole cards)."""
     host_network: bool = False
     shm: Quantity | None = None
     one_per_node: bool = False

@@ -12,11 +12,11 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path as FsPath
 
-from policyc import injection, ir
-from policyc.backends.device_plugin import NAMESPACE as GPU_OPERATOR_NAMESPACE
+from policyc import injection, ir, mig
+from policyc.backends.gpu_operator import NAMESPACE as GPU_OPERATOR_NAMESPACE
 from policyc.codes import Severity
 from policyc.diagnostics import Diagnostic, Path, diag, did_you_mean, where
-from policyc.ir import DEVICE_PLUGIN_CONFIG, GFD_COUNT, GFD_MEMORY, GFD_PRODUCT, RDMA_LABEL
+from policyc.ir import DEVICE_PLUGIN_CONFIG, GFD_COUNT, GFD_MEMORY, GFD_PRODUCT, MIG_CONFIG, RDMA_LABEL
 from policyc.k8s.objects import QUOTA_OBJECT_COUNTS
 from policyc.k8s.quantity import Quantity
 from policyc.model import policy as m
@@ -336,6 +336,7 @@ class _Resolver:
             GFD_MEMORY: "GPU Feature Discovery's (policyc sets it from gpu.memory when gpuFeatureDiscovery is false)",
             RDMA_LABEL: "set by policyc from 'rdma: true'",
             DEVICE_PLUGIN_CONFIG: "set by policyc from gpu.sharing",
+            MIG_CONFIG: "set by policyc from gpu.mig",
         }
         for key in pool.labels:
             owner = "set by policyc" if key.startswith(self.keys.domain + "/") else owners.get(key)
@@ -365,9 +366,20 @@ class _Resolver:
         labels = {keys.usage: pool.usage, keys.tier: tier, keys.pool: pool.name, **pool.labels}
         if pool.rdma:
             labels[RDMA_LABEL] = "true"
-        sharing = pool.gpu.sharing
+        sharing, partitions = pool.gpu.sharing, pool.gpu.mig
         if sharing is not None:
             labels[DEVICE_PLUGIN_CONFIG] = f"{sharing.strategy}-{sharing.replicas}"
+        devices_per_card = sharing.replicas if sharing else 1
+        allocatable = self.pool_allocatable(pool, i)
+        if partitions is not None:
+            labels[MIG_CONFIG] = mig.config_name(partitions.devices)
+            if partitions.strategy == "single":
+                devices_per_card = sum(partitions.devices.values())
+            else:
+                devices_per_card = 0
+                for profile, count in partitions.devices.items():
+                    allocatable.setdefault(mig.resource(profile), Quantity.from_value(count * pool.gpu.count))
+                allocatable = dict(sorted(allocatable.items()))
         if not pool.gpu_feature_discovery:
             labels[GFD_PRODUCT] = pool.gpu.product
             labels[GFD_COUNT] = str(pool.gpu.count)
@@ -383,17 +395,18 @@ class _Resolver:
             usage=pool.usage,
             tier=tier,
             product=pool.gpu.product,
-            gpus_per_node=pool.gpu.count * (sharing.replicas if sharing else 1),
+            gpus_per_node=pool.gpu.count * devices_per_card,
             gpu_memory=pool.gpu.memory,
             nodes=tuple(nodes),
             labels=dict(sorted(labels.items())),
             taints=tuple(sorted(taints, key=lambda t: (t.key, t.effect))),
-            allocatable=self.pool_allocatable(pool, i),
+            allocatable=allocatable,
             gfd=pool.gpu_feature_discovery,
             path=self.path("nodePools", i),
             rdma_resource=pool.rdma.resource if isinstance(pool.rdma, m.PoolRdma) else None,
             interfaces=tuple(pool.rdma.interfaces) if isinstance(pool.rdma, m.PoolRdma) else (),
             sharing=(sharing.strategy, sharing.replicas) if sharing else None,
+            mig=(partitions.strategy, dict(sorted(partitions.devices.items()))) if partitions else None,
         )
 
     def pool_allocatable(self, pool: m.NodePool, i: int) -> dict[str, Quantity]:
@@ -709,6 +722,7 @@ class _Resolver:
                     path=self.path("workloads", i),
                     namespace_default=w.namespace_default and self.first_default(w.name, namespace, defaults, i),
                     rdma=w.rdma or 0,
+                    mig_profile=w.mig_profile,
                     host_network=w.host_network,
                     shm=w.shm,
                     one_per_node=w.one_per_node,

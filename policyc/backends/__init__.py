@@ -48,7 +48,7 @@ def every_settings() -> list[ModuleType]:
 
 def emit(cluster: Cluster) -> list[Artifact]:
     """Every artifact of the cluster, sorted by path."""
-    from policyc.backends import admission, argocd, device_plugin, kubernetes, node_agents, nodes, workloads
+    from policyc.backends import admission, argocd, gpu_operator, kubernetes, node_agents, nodes, workloads
 
     backend = scheduler(cluster.scheduler.backend)
     artifacts = [
@@ -57,7 +57,7 @@ def emit(cluster: Cluster) -> list[Artifact]:
         *backend.emit(cluster),
         *nodes.emit(cluster),
         *node_agents.emit(cluster),
-        *device_plugin.emit(cluster),
+        *gpu_operator.emit(cluster),
         *workloads.emit(cluster, backend),
     ]
     return sorted(argocd.finalize(artifacts, backend.WAVES), key=lambda a: a.path)

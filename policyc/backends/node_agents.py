@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from policyc import yaml_emitter
 from policyc.artifacts import Artifact
-from policyc.backends import device_plugin
+from policyc.backends import gpu_operator
 from policyc.backends.nodes import node_plan_sources
 from policyc.ir import GFD_PRODUCT, Cluster
 from policyc.write import header
@@ -51,8 +51,7 @@ def emit(cluster: Cluster) -> list[Artifact]:
         "daemonsets": {"tolerations": tolerations},
         "node-feature-discovery": {"worker": {"tolerations": tolerations}},
     }
-    if device_plugin.configurations(cluster):  # shared cards: the device plugin reads policyc's configurations
-        values["devicePlugin"] = {"config": {"name": device_plugin.CONFIG_MAP}}
+    values.update(gpu_operator.helm_values(cluster))  # shared or partitioned cards: policyc's configurations
     sources = (*node_plan_sources(cluster), *(a.path for a in cluster.node_agents if a.path != ("spec",)))
     return [
         Artifact(

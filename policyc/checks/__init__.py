@@ -11,6 +11,7 @@ from policyc.checks import (
     devices,
     limits,
     namespaces,
+    partitions,
     priorities,
     queue_tree,
     queues,
@@ -25,6 +26,7 @@ Check = Callable[[Cluster], Iterable[Diagnostic]]
 
 CHECKS: tuple[Check, ...] = (
     devices.check,
+    partitions.check,
     namespaces.check,
     priorities.check,
     queues.check,

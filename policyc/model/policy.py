@@ -91,10 +91,30 @@ class GpuSharing(Model):
     )
 
 
+class GpuMig(Model):
+    strategy: Literal["single", "mixed"] = Field(
+        "single",
+        description=(
+            "How the device plugin advertises MIG devices: single as the GPU resource (every card one profile), mixed "
+            "as nvidia.com/mig-<profile>. One strategy for the cluster (the GPU Operator's mig.strategy)."
+        ),
+    )
+    devices: dict[str, int] = Field(
+        min_length=1, description='MIG devices on each card: profile -> count, e.g. {"1g.10gb": 7}.'
+    )
+
+
 class Gpu(Model):
     product: GpuProduct = Field(description="GPU product of every node of the pool (e.g. NVIDIA-H100-80GB).")
     count: int = Field(ge=1, le=64, description="GPUs per node.")
     memory: Quantity | None = Field(None, description="Memory per GPU, e.g. 80Gi.")
+    mig: GpuMig | None = Field(
+        None,
+        description=(
+            "Partition every card with MIG: policyc emits the MIG manager's layout and the node label selecting it, "
+            "and counts capacity in MIG devices."
+        ),
+    )
     sharing: GpuSharing | None = Field(
         None,
         description=(
@@ -383,6 +403,14 @@ class Workload(Model):
     )
     tolerations: list[Toleration] = Field(
         default_factory=list, description="Extra tolerations, e.g. for a pool's own taints."
+    )
+    mig_profile: str | None = Field(
+        None,
+        pattern=r"^[0-9]+g\.[0-9]+gb$",
+        description=(
+            "Each GPU of the pod is a MIG device of this profile (e.g. 1g.10gb): the pods land only on pools whose "
+            "cards have it (MIG strategy single), and workloads without one never on MIG pools."
+        ),
     )
     rdma: int | None = Field(
         None,

@@ -1,0 +1,89 @@
+"""NVIDIA MIG: the profiles each card offers, and whether a layout fits on one card.
+
+A card has 7 compute slices and 8 memory slices (the A30: 4 and 4). A profile `<g>g.<mem>gb` takes `g` compute
+slices and a fixed number of memory slices, and fits at most a fixed number of times on one card (NVIDIA's MIG
+user guide, "Supported MIG Profiles"). A layout can fit only when every profile is the card's, no profile exceeds
+its maximum, and the slices add up; NVIDIA's placement rules refuse a few more, which the MIG manager reports on
+the node.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    name: str
+    compute: int
+    memory: int
+    profiles: Mapping[str, tuple[int, int, int]]
+    """Profile -> (compute slices, memory slices, most per card)."""
+
+
+def _card(name: str, sizes: tuple[str, str, str, str, str, str]) -> Card:
+    """A card of 7 compute and 8 memory slices with the usual six profiles (1g, 1g with twice the memory, 2g, 3g,
+    4g, 7g), given their memory sizes."""
+    one, one_double, two, three, four, seven = sizes
+    return Card(name, 7, 8, {
+        f"1g.{one}": (1, 1, 7), f"1g.{one_double}": (1, 2, 4), f"2g.{two}": (2, 2, 3),
+        f"3g.{three}": (3, 4, 2), f"4g.{four}": (4, 4, 1), f"7g.{seven}": (7, 8, 1),
+    })  # fmt: skip
+
+
+CARDS = (
+    _card("A100 40GB", ("5gb", "10gb", "10gb", "20gb", "20gb", "40gb")),
+    _card("A100 80GB", ("10gb", "20gb", "20gb", "40gb", "40gb", "80gb")),
+    _card("H100 80GB", ("10gb", "20gb", "20gb", "40gb", "40gb", "80gb")),
+    _card("H100 94GB", ("12gb", "24gb", "24gb", "47gb", "47gb", "94gb")),
+    _card("H20 96GB", ("12gb", "24gb", "24gb", "48gb", "48gb", "96gb")),
+    _card("H200 141GB", ("18gb", "35gb", "35gb", "71gb", "71gb", "141gb")),
+    Card("A30 24GB", 4, 4, {"1g.6gb": (1, 1, 4), "2g.12gb": (2, 2, 2), "4g.24gb": (4, 4, 1)}),
+)
+_PRODUCTS = (
+    (re.compile(r"A100.*40GB"), "A100 40GB"),
+    (re.compile(r"A100"), "A100 80GB"),
+    (re.compile(r"H100.*(94GB|NVL)"), "H100 94GB"),
+    (re.compile(r"H100"), "H100 80GB"),
+    (re.compile(r"H200"), "H200 141GB"),
+    (re.compile(r"H20(\b|-|$)"), "H20 96GB"),
+    (re.compile(r"A30(\b|-|$)"), "A30 24GB"),
+)
+"""GPU Feature Discovery's product name -> the card, by the model in the name."""
+
+
+def card(product: str) -> Card | None:
+    """The MIG-capable card a product name stands for (None: not one policyc knows)."""
+    name = next((card for pattern, card in _PRODUCTS if pattern.search(product)), None)
+    return next((c for c in CARDS if c.name == name), None)
+
+
+def problems(c: Card, devices: Mapping[str, int]) -> list[str]:
+    """Why `devices` (profile -> count on each card) does not fit on card `c` (empty when it does)."""
+    out = []
+    for profile, count in devices.items():
+        if profile not in c.profiles:
+            out.append(f"the {c.name} has no profile {profile} (it has {', '.join(c.profiles)})")
+        elif count > c.profiles[profile][2]:
+            out.append(f"the {c.name} holds at most {c.profiles[profile][2]} {profile}, not {count}")
+    if out:
+        return out
+    compute = sum(c.profiles[p][0] * n for p, n in devices.items())
+    memory = sum(c.profiles[p][1] * n for p, n in devices.items())
+    if compute > c.compute:
+        out.append(f"they take {compute} compute slices of the {c.name}'s {c.compute}")
+    if memory > c.memory:
+        out.append(f"they take {memory} memory slices of the {c.name}'s {c.memory}")
+    return out
+
+
+def resource(profile: str) -> str:
+    """The resource a MIG device of `profile` is advertised as under the mixed strategy."""
+    return f"nvidia.com/mig-{profile}"
+
+
+def config_name(devices: Mapping[str, int]) -> str:
+    """The name of a layout in the MIG manager's configuration (and the node label that selects it)."""
+    return "policyc-" + "-".join(f"{p}x{n}" for p, n in sorted(devices.items()))
