@@ -106,7 +106,7 @@ def test_every_template_of_the_starter_policy_is_admitted_and_placed(tmp_path: P
 def test_a_template_without_cpu_and_memory_is_refused_where_the_quota_constrains_them() -> None:
     """What this test guards against (the defect it was written for): a quota with cpu and memory keys refuses
     pods that do not state them."""
-    files = _output(example_policies()[0])
+    files = _output(next(p for p in example_policies() if p.stem == "ai-prod"))  # its quotas constrain cpu and memory
     path = next(p for p in sorted(files) if p.startswith("templates/"))
     [template] = _documents(files[path])
     for _, _, pod_template in _pods(template):
