@@ -358,3 +358,42 @@ def test_dry_run_changes_nothing(build, tmp_path) -> None:
 
 def test_usage_error(build, tmp_path) -> None:
     assert FakeCluster(tmp_path, {}).run("--bogus").returncode == 2
+
+
+# The h20 pool partitioned by MIG: setting its nodes' layout label makes the MIG manager repartition their cards.
+MIG_POLICY = POLICY.replace(
+    "gpu: {product: NVIDIA-H20, count: 8}}", "gpu: {product: NVIDIA-H20, count: 8, mig: {devices: {1g.12gb: 7}}}}"
+)
+
+
+def test_a_node_is_repartitioned_only_when_asked(compile_text, tmp_path) -> None:
+    compile_script(compile_text, tmp_path, MIG_POLICY)
+    for live in (None, "all-disabled"):  # not partitioned by a label yet, or by the GPU Operator's default layout
+        nodes = _fresh_nodes()
+        if live:
+            nodes["h20-1"]["labels"]["nvidia.com/mig.config"] = live
+        here = tmp_path / (live or "unlabelled")
+        here.mkdir()
+        cluster = FakeCluster(here, nodes)
+        cluster.script = tmp_path / "apply.sh"
+        result = cluster.run()
+        assert result.returncode == 1, result.stderr
+        assert f"node h20-1 of pool mixed has MIG layout {live or '(none)'}" in result.stderr
+        assert "--repartition-mig" in result.stderr
+        assert [c[0] for c in cluster.calls] == ["get"] and cluster.nodes == nodes  # nothing changed
+        result = cluster.run("--repartition-mig")
+        assert result.returncode == 0, result.stderr
+        assert cluster.nodes["h20-1"]["labels"]["nvidia.com/mig.config"] == "policyc-1g.12gbx7"
+        # Once the layout is the policy's, later runs need no flag.
+        assert cluster.run().returncode == 0
+
+
+def test_repartitioning_combines_with_a_dry_run(compile_text, tmp_path) -> None:
+    compile_script(compile_text, tmp_path, MIG_POLICY)
+    nodes = _fresh_nodes()
+    cluster = FakeCluster(tmp_path, nodes)
+    result = cluster.run("--dry-run", "--repartition-mig")
+    assert result.returncode == 0, result.stderr
+    assert cluster.nodes == nodes
+    patch = next(line for line in result.stdout.splitlines() if line.startswith("kubectl patch node h20-1"))
+    assert "nvidia.com/mig.config" in patch and "policyc-1g.12gbx7" in patch

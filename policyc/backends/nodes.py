@@ -21,7 +21,7 @@ import re
 
 from policyc.artifacts import Artifact
 from policyc.diagnostics import Path
-from policyc.ir import GFD_PRODUCT, Cluster
+from policyc.ir import GFD_PRODUCT, MIG_CONFIG, Cluster
 
 CONTROL_PLANE = "@control-plane"
 """Pool key of the control-plane nodes in the script (not a valid pool name, so it cannot collide)."""
@@ -122,6 +122,7 @@ def script(cluster: Cluster) -> str:
     if cluster.control_plane_nodes:
         groups.append((CONTROL_PLANE, {}, (cluster.control_plane_taint,), None, cluster.control_plane_nodes))
     labels, label_keys, taints, taint_ids, records, products, nodes = {}, {}, {}, {}, {}, {}, []
+    layouts = {p.name: _quote(p.labels[MIG_CONFIG]) for p in cluster.pools if MIG_CONFIG in p.labels}
     for name, pool_labels, pool_taints, product, pool_nodes in groups:
         ids = [f"{t.key}:{t.effect}" for t in pool_taints]
         labels[name] = _quote_json_members(pool_labels)
@@ -151,6 +152,8 @@ def script(cluster: Cluster) -> str:
         taint_ids=_assoc("TAINT_IDS", taint_ids),
         records=_assoc("RECORD", records),
         products=_assoc("GPU_PRODUCT", products),
+        layouts=_assoc("LAYOUT", layouts),
+        mig_config=MIG_CONFIG,
         go_template=_go_template(_quote(managed_labels)[1:-1], _quote(managed_taints)[1:-1]),
         nodes="\n".join(nodes),
         count=len(nodes),
@@ -182,10 +185,13 @@ _TEMPLATE = r"""#!/usr/bin/env bash
 #   {managed_taints}
 # Those the policy no longer wants are removed, and nothing else: not labels or taints others put
 # under '{domain}/', nor anything on a node without a record yet. Where GPU Feature Discovery
-# runs, each node's {gfd_product} label must name its pool's GPU, or nothing is changed.
+# runs, each node's {gfd_product} label must name its pool's GPU, or nothing is changed. A node
+# whose {mig_config} label names another MIG layout is not repartitioned (the MIG manager would
+# stop its GPU operands and rebuild its GPU instances) unless --repartition-mig says so.
 #
-# Usage: apply.sh [--dry-run]    KUBECTL names the kubectl to run (default: kubectl).
-# Exit status: 0 done, 1 a node's GPU does not match the policy, 2 usage error; kubectl's on failure.
+# Usage: apply.sh [--dry-run] [--repartition-mig]    KUBECTL names the kubectl to run (default: kubectl).
+# Exit status: 0 done, 1 a node's GPU or MIG layout does not match the policy, 2 usage error; kubectl's on
+# failure.
 set -euo pipefail
 
 if ((BASH_VERSINFO[0] < 4 || (BASH_VERSINFO[0] == 4 && BASH_VERSINFO[1] < 3))); then
@@ -196,28 +202,32 @@ fi
 KUBECTL=${{KUBECTL:-kubectl}}
 DOMAIN={domain_q}
 DRY_RUN=0
-case "${{1-}}" in
-'') ;;
---dry-run) DRY_RUN=1 ;;
--h | --help)
-  echo "usage: apply.sh [--dry-run]   (KUBECTL names the kubectl to run)"
-  exit 0
-  ;;
-*)
-  echo "usage: apply.sh [--dry-run]" >&2
-  exit 2
-  ;;
-esac
+REPARTITION=0
+for arg in "$@"; do
+  case "$arg" in
+  --dry-run) DRY_RUN=1 ;;
+  --repartition-mig) REPARTITION=1 ;;
+  -h | --help)
+    echo "usage: apply.sh [--dry-run] [--repartition-mig]   (KUBECTL names the kubectl to run)"
+    exit 0
+    ;;
+  *)
+    echo "usage: apply.sh [--dry-run] [--repartition-mig]" >&2
+    exit 2
+    ;;
+  esac
+done
 
 # Per pool: the labels to set (as JSON object members), the label keys wanted, the taints to set, the
-# taint identities (key:effect) wanted, the record annotations (JSON members), and the GPU product to
-# check where GPU Feature Discovery owns the product label.
+# taint identities (key:effect) wanted, the record annotations (JSON members), the GPU product to
+# check where GPU Feature Discovery owns the product label, and the MIG layout of partitioned pools.
 {labels}
 {label_keys}
 {taints}
 {taint_ids}
 {records}
 {products}
+{layouts}
 
 # Every node of the policy and its pool.
 NODES=$(
@@ -254,7 +264,7 @@ TEMPLATE='{go_template}'
 state=$("$KUBECTL" get nodes -o "go-template=$TEMPLATE")
 
 declare -A EXISTS=() DOMAIN_LABELS=() DOMAIN_TAINTS=() RECORDED_LABELS=() RECORDED_TAINTS=()
-declare -A HAS_PRODUCT=() IN_POLICY=()
+declare -A HAS_PRODUCT=() HAS_LAYOUT=() IN_POLICY=()
 recorded_nodes=()
 while IFS=$'\t' read -r kind node key rest; do
   case $kind in
@@ -262,6 +272,7 @@ while IFS=$'\t' read -r kind node key rest; do
   L)
     if [[ $key == "$DOMAIN"* ]]; then DOMAIN_LABELS[$node]+=" $key "; fi
     if [[ $key == {gfd_product} ]]; then HAS_PRODUCT[$node]=$rest; fi
+    if [[ $key == {mig_config} ]]; then HAS_LAYOUT[$node]=$rest; fi
     ;;
   T)
     if [[ $key == "$DOMAIN"* ]]; then DOMAIN_TAINTS[$node]+=" $key:$rest "; fi
@@ -281,6 +292,13 @@ while read -r node pool; do
   if [[ -z ${{EXISTS[$node]-}} ]]; then
     missing+=("$node")
     continue
+  fi
+  layout=${{LAYOUT[$pool]-}}
+  live=${{HAS_LAYOUT[$node]-}}
+  if [[ -n $layout && $live != "$layout" ]] && ((!REPARTITION)); then
+    echo "apply.sh: error: node $node of pool $pool has MIG layout ${{live:-(none)}}, and the policy says $layout;" \
+      "rerun with --repartition-mig once its GPU workloads are drained" >&2
+    mismatches=$((mismatches + 1))
   fi
   want=${{GPU_PRODUCT[$pool]-}}
   have=${{HAS_PRODUCT[$node]-}}

@@ -8,10 +8,13 @@
 #   ai.example.com/policyc.managed-taints
 # Those the policy no longer wants are removed, and nothing else: not labels or taints others put
 # under 'ai.example.com/', nor anything on a node without a record yet. Where GPU Feature Discovery
-# runs, each node's nvidia.com/gpu.product label must name its pool's GPU, or nothing is changed.
+# runs, each node's nvidia.com/gpu.product label must name its pool's GPU, or nothing is changed. A node
+# whose nvidia.com/mig.config label names another MIG layout is not repartitioned (the MIG manager would
+# stop its GPU operands and rebuild its GPU instances) unless --repartition-mig says so.
 #
-# Usage: apply.sh [--dry-run]    KUBECTL names the kubectl to run (default: kubectl).
-# Exit status: 0 done, 1 a node's GPU does not match the policy, 2 usage error; kubectl's on failure.
+# Usage: apply.sh [--dry-run] [--repartition-mig]    KUBECTL names the kubectl to run (default: kubectl).
+# Exit status: 0 done, 1 a node's GPU or MIG layout does not match the policy, 2 usage error; kubectl's on
+# failure.
 set -euo pipefail
 
 if ((BASH_VERSINFO[0] < 4 || (BASH_VERSINFO[0] == 4 && BASH_VERSINFO[1] < 3))); then
@@ -22,22 +25,25 @@ fi
 KUBECTL=${KUBECTL:-kubectl}
 DOMAIN='ai.example.com/'
 DRY_RUN=0
-case "${1-}" in
-'') ;;
---dry-run) DRY_RUN=1 ;;
--h | --help)
-  echo "usage: apply.sh [--dry-run]   (KUBECTL names the kubectl to run)"
-  exit 0
-  ;;
-*)
-  echo "usage: apply.sh [--dry-run]" >&2
-  exit 2
-  ;;
-esac
+REPARTITION=0
+for arg in "$@"; do
+  case "$arg" in
+  --dry-run) DRY_RUN=1 ;;
+  --repartition-mig) REPARTITION=1 ;;
+  -h | --help)
+    echo "usage: apply.sh [--dry-run] [--repartition-mig]   (KUBECTL names the kubectl to run)"
+    exit 0
+    ;;
+  *)
+    echo "usage: apply.sh [--dry-run] [--repartition-mig]" >&2
+    exit 2
+    ;;
+  esac
+done
 
 # Per pool: the labels to set (as JSON object members), the label keys wanted, the taints to set, the
-# taint identities (key:effect) wanted, the record annotations (JSON members), and the GPU product to
-# check where GPU Feature Discovery owns the product label.
+# taint identities (key:effect) wanted, the record annotations (JSON members), the GPU product to
+# check where GPU Feature Discovery owns the product label, and the MIG layout of partitioned pools.
 declare -A LABELS=(
   ['a100-train']='"ai.example.com/gpu.tier":"high-performance","ai.example.com/node.pool":"a100-train","ai.example.com/node.usage":"training","feature.node.kubernetes.io/rdma.capable":"true"'
   ['a40-dev']='"ai.example.com/gpu.tier":"standard","ai.example.com/node.pool":"a40-dev","ai.example.com/node.usage":"training","nvidia.com/gpu.count":"4","nvidia.com/gpu.memory":"49152","nvidia.com/gpu.product":"NVIDIA-A40","topology.kubernetes.io/zone":"zone-b"'
@@ -90,6 +96,7 @@ declare -A GPU_PRODUCT=(
   ['l4-serve']='NVIDIA-L4'
   ['t4-serve']='Tesla-T4'
 )
+declare -A LAYOUT=()
 
 # Every node of the policy and its pool.
 NODES=$(
@@ -213,7 +220,7 @@ TEMPLATE='{{range .items}}N{{"\t"}}{{.metadata.name}}{{"\n"}}{{$n := .metadata.n
 state=$("$KUBECTL" get nodes -o "go-template=$TEMPLATE")
 
 declare -A EXISTS=() DOMAIN_LABELS=() DOMAIN_TAINTS=() RECORDED_LABELS=() RECORDED_TAINTS=()
-declare -A HAS_PRODUCT=() IN_POLICY=()
+declare -A HAS_PRODUCT=() HAS_LAYOUT=() IN_POLICY=()
 recorded_nodes=()
 while IFS=$'\t' read -r kind node key rest; do
   case $kind in
@@ -221,6 +228,7 @@ while IFS=$'\t' read -r kind node key rest; do
   L)
     if [[ $key == "$DOMAIN"* ]]; then DOMAIN_LABELS[$node]+=" $key "; fi
     if [[ $key == nvidia.com/gpu.product ]]; then HAS_PRODUCT[$node]=$rest; fi
+    if [[ $key == nvidia.com/mig.config ]]; then HAS_LAYOUT[$node]=$rest; fi
     ;;
   T)
     if [[ $key == "$DOMAIN"* ]]; then DOMAIN_TAINTS[$node]+=" $key:$rest "; fi
@@ -240,6 +248,13 @@ while read -r node pool; do
   if [[ -z ${EXISTS[$node]-} ]]; then
     missing+=("$node")
     continue
+  fi
+  layout=${LAYOUT[$pool]-}
+  live=${HAS_LAYOUT[$node]-}
+  if [[ -n $layout && $live != "$layout" ]] && ((!REPARTITION)); then
+    echo "apply.sh: error: node $node of pool $pool has MIG layout ${live:-(none)}, and the policy says $layout;" \
+      "rerun with --repartition-mig once its GPU workloads are drained" >&2
+    mismatches=$((mismatches + 1))
   fi
   want=${GPU_PRODUCT[$pool]-}
   have=${HAS_PRODUCT[$node]-}
