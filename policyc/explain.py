@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from policyc.compiler import Compilation
 from policyc.diagnostics import Path, where
@@ -156,6 +156,8 @@ class PodExplanation:
     """{rule, message} of every rule it breaks."""
     placement: list[dict]
     """{role, pool, admitted, reason} of each of its pods on each pool and the control plane."""
+    as_pods: bool = False
+    """The policies do not match the object's kind: this is what they do with the pods it creates."""
 
 
 class ManifestError(ValueError):
@@ -176,12 +178,20 @@ def explain_manifest(compilation: Compilation, obj: object) -> PodExplanation:
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     group = str(api_version or "").rpartition("/")[0]
     matched = {(k.group, k.kind): k for k in kinds(cluster).values()}
-    if (api_version, kind) != ("v1", "Pod") and (group, kind) not in matched:
-        known = ", ".join(["v1 Pod", *sorted(f"{k.group} {k.kind}" for k in matched.values())])
-        raise ManifestError(f"{api_version} {kind} is not a kind policyc's admission policies match ({known})")
     namespace = obj["metadata"].get("namespace")
     if not isinstance(namespace, str) or not namespace:
         raise ManifestError("metadata.namespace is not set: the namespace decides the tenant and its rules")
+    if (api_version, kind) != ("v1", "Pod") and (group, kind) not in matched:
+        # Another controller's object (StatefulSet, ReplicaSet ...): the policies see its pods.
+        template = obj["spec"].get("template")
+        if not isinstance(template, dict) or not isinstance(template.get("spec"), dict):
+            known = ", ".join(["v1 Pod", *sorted(f"{k.group} {k.kind}" for k in matched.values())])
+            raise ManifestError(f"{api_version} {kind} is not a kind policyc's admission policies match ({known}), "
+                                "and it has no pod template (spec.template) whose pods they would")  # fmt: skip
+        from policyc.proof.admission import as_pod
+
+        pods = explain_manifest(compilation, as_pod(template, str(obj["metadata"].get("name", "")), namespace))
+        return replace(pods, kind=str(kind), as_pods=True)
     tenant = tenancy.tenant_of(cluster, namespace)
     contract = tenancy.contracts(cluster).get(tenant.name) if tenant else None
     injected = None
@@ -215,6 +225,8 @@ def explain_manifest(compilation: Compilation, obj: object) -> PodExplanation:
 def render_manifest_text(e: PodExplanation) -> str:
     owner = f"tenant {e.tenant}, admission mode {e.mode}" if e.tenant else "no tenant: no admission policy applies"
     lines = [f"{e.kind} {e.namespace}/{e.name} ({owner})"]
+    if e.as_pods:
+        lines.append("the admission policies do not match this kind; its pods, as they would be created:")
     if e.injected:
         lines.append(f"injected: the placement of workload class {e.injected}")
     lines.append(f"admission: {e.verdict}")

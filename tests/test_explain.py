@@ -154,6 +154,7 @@ def test_a_pod_outside_tenants_is_not_matched_and_unexplainable_manifests_are_us
     for text, says in (
         (SNEAKY.replace("namespace: ai-team-a", "labels: {}"), "metadata.namespace is not set"),
         (SNEAKY.replace("kind: Pod", "kind: Service"), "v1 Service is not a kind policyc's admission policies match"),
+        (SNEAKY.replace("apiVersion: v1\nkind: Pod", "apiVersion: apps/v1\nkind: StatefulSet"), "no pod template"),
         ("- a list\n", "not a Kubernetes object"),
     ):
         result = explain(AI_PROD, "--pod", _pod(tmp_path, text))
@@ -189,3 +190,24 @@ spec:
     assert "injected:" not in result.stdout and "(rule scheduler-name)" in result.stdout
     placed = [line for line in result.stdout.splitlines() if " -> " in line]
     assert len(placed) == 7 and all(": rejected: taint " in line for line in placed)
+
+
+def test_another_controllers_object_is_explained_by_its_pods(tmp_path) -> None:
+    stateful = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: ai-team-a}
+spec:
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      tolerations: [{operator: Exists}]
+      containers: [{name: c, image: busybox}]
+"""
+    result = explain(AI_PROD, "--pod", _pod(tmp_path, stateful))
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == "StatefulSet ai-team-a/db (tenant team-a, admission mode warn)"
+    assert lines[1] == "the admission policies do not match this kind; its pods, as they would be created:"
+    assert lines[2] == "admission: admitted with warnings" and "(rule wildcard-toleration)" in lines[3]
