@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from policyc.backends import scheduler
+from policyc.cel import literal as cel
 from policyc.contract import affinity, tolerations
 from policyc.ir import Cluster, Workload
 
@@ -119,22 +120,6 @@ def injection_for(cluster: Cluster, pod: Mapping[str, Any], tenant: str) -> Inje
 
 
 # --- the same as CEL ----------------------------------------------------------------------------------------
-
-
-def cel(value: Any) -> str:
-    """A CEL literal of JSON-like data (strings single-quoted, so that the YAML needs no escapes). A map whose values
-    are not all strings is wrapped in dyn(): the CEL type checker takes a heterogeneous literal as dyn-valued only
-    when told so."""
-    if isinstance(value, str):
-        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, Mapping):
-        literal = "{" + ", ".join(f"{cel(k)}: {cel(v)}" for k, v in value.items()) + "}"
-        return literal if all(isinstance(v, str) for v in value.values()) else f"dyn({literal})"
-    return "[" + ", ".join(cel(v) for v in value) + "]"
 
 
 def _patch(op: str, path: str, value: str) -> str:

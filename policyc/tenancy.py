@@ -16,6 +16,7 @@ from typing import Any
 
 from policyc.backends import scheduler
 from policyc.backends.workloads import Kind, kinds
+from policyc.cel import literal
 from policyc.contract import tolerations
 from policyc.injection import api_version, injections, namespace_defaults
 from policyc.ir import GFD_PRODUCT, Cluster, Tenant, once_per_build
@@ -143,16 +144,6 @@ class Rule:
     """The same, in Python."""
 
 
-def _lit(value: str | Sequence[str] | Mapping[str, Sequence[str]]) -> str:
-    """A CEL literal of a string, a list of strings or a map of them, single-quoted (so that the YAML needs no
-    escapes)."""
-    if isinstance(value, str):
-        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-    if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{_lit(k)}: {_lit(v)}" for k, v in sorted(value.items())) + "}"
-    return "[" + ", ".join(_lit(v) for v in value) + "]"
-
-
 def _tolerations(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return list(pod.get("spec", {}).get("tolerations") or [])
 
@@ -188,7 +179,7 @@ def rules(c: Contract) -> list[Rule]:
             f"pools' values with operator Equal (rule exists-toleration)",
             _pod_tolerations_all(
                 "!has(t.key) || !(t.key in variables.tolerated) || !has(t.operator) || t.operator != 'Exists' "
-                f"|| t.key in {_lit(list(c.exists))}"
+                f"|| t.key in {literal(list(c.exists))}"
             ),
             lambda s: all(
                 tol.get("key") not in c.tolerated or tol.get("operator", "Equal") != "Exists" or tol["key"] in c.exists
@@ -222,7 +213,7 @@ def rules(c: Contract) -> list[Rule]:
             "priority-class",
             f"tenant {t}: priority class not allowed (rule priority-class; allowed: {_classes(c)})",
             "variables.pods.all(p, has(p.spec.priorityClassName) && p.spec.priorityClassName != '' "
-            f"? p.spec.priorityClassName in {_lit(list(c.priority_classes))} : {_cel_bool(c.no_class)})",
+            f"? p.spec.priorityClassName in {literal(list(c.priority_classes))} : {_cel_bool(c.no_class)})",
             lambda s: all(
                 p["spec"]["priorityClassName"] in c.priority_classes
                 if p.get("spec", {}).get("priorityClassName")
@@ -234,7 +225,7 @@ def rules(c: Contract) -> list[Rule]:
             "scheduler-name",
             f"tenant {t}: pods must use scheduler {c.scheduler_name} (rule scheduler-name)",
             f"variables.pods.all(p, {_injected_cel(c, ' || ')}(has(p.spec.schedulerName) ? p.spec.schedulerName : "
-            f"{_lit(DEFAULT_SCHEDULER)}) == {_lit(c.scheduler_name)})",
+            f"{literal(DEFAULT_SCHEDULER)}) == {literal(c.scheduler_name)})",
             lambda s: all(
                 _injected(c, s, p) or p.get("spec", {}).get("schedulerName", DEFAULT_SCHEDULER) == c.scheduler_name
                 for p in s.pods
@@ -270,10 +261,10 @@ def _injected_cel(c: Contract, joiner: str) -> str:
     the scheduler and queue annotations at creation), followed by `joiner`; nothing when there is no injection."""
     if not c.injected:
         return ""
-    label = _lit(c.class_label)
+    label = literal(c.class_label)
     names = f"has(p.metadata) && has(p.metadata.labels) && {label} in p.metadata.labels"
-    named = f"{names} ? p.metadata.labels[{label}] in {_lit(list(c.injected))} : "
-    default = f"request.namespace in {_lit(list(c.defaults))}" if c.defaults else "false"
+    named = f"{names} ? p.metadata.labels[{label}] in {literal(list(c.injected))} : "
+    default = f"request.namespace in {literal(list(c.defaults))}" if c.defaults else "false"
     return f"(request.kind.kind != 'Pod' && ({named}{default})){joiner}"
 
 
@@ -285,17 +276,17 @@ def _injected(c: Contract, s: Subject, pod: Mapping[str, Any]) -> bool:
 
 
 def _queue_cel(c: Contract) -> str:
-    q = _lit(c.queue)
+    q = literal(c.queue)
     parts = []
     for key in c.object_labels:
-        k = _lit(key)
+        k = literal(key)
         # On a workload object: required. On a pod (its controller's, or a bare one): equal where set.
         parts.append(
             f"has(object.metadata.labels) && {k} in object.metadata.labels ? object.metadata.labels[{k}] == {q} "
             ": request.kind.kind == 'Pod' && request.kind.group == ''"
         )
     for key in c.pod_annotations:
-        k = _lit(key)
+        k = literal(key)
         parts.append(
             "variables.pods.all(p, has(p.metadata) && has(p.metadata.annotations) && "
             f"{k} in p.metadata.annotations ? p.metadata.annotations[{k}] == {q} "
@@ -306,7 +297,7 @@ def _queue_cel(c: Contract) -> str:
             fields = ".".join(kind.queue_path)
             present = " && ".join(f"has(object.spec.{'.'.join(kind.queue_path[: i + 1])})"
                                   for i in range(len(kind.queue_path)))  # fmt: skip
-            this_kind = f"request.kind.group == {_lit(kind.group)} && request.kind.kind == {_lit(kind.kind)}"
+            this_kind = f"request.kind.group == {literal(kind.group)} && request.kind.kind == {literal(kind.kind)}"
             parts.append(f"!({this_kind}) || ({present} ? object.spec.{fields} == {q} : {_cel_bool(not c.spec_queue)})")
     return " && ".join(f"({p})" for p in parts) if parts else "true"
 
@@ -342,16 +333,18 @@ def _kind(c: Contract, obj: Mapping[str, Any]) -> Kind | None:
 def variables(c: Contract) -> list[dict[str, str]]:
     """The policy's variables: `pods` (the pod, or the object's pod templates, each with metadata and spec) and
     `tolerated` (every governed toleration key -> the values the tenant may tolerate), built once per request."""
-    return [{"name": "pods", "expression": pods_cel(c)}, {"name": "tolerated", "expression": _lit(dict(c.tolerated))}]
+    return [
+        {"name": "pods", "expression": pods_cel(c)},
+        {"name": "tolerated", "expression": literal(dict(c.tolerated))},
+    ]
 
 
 def pods_cel(c: Contract) -> str:
     """CEL for `variables.pods`: the pod, or the object's pod templates (each with metadata and spec)."""
     branches = ["request.kind.group == '' && request.kind.kind == 'Pod' ? [object]"]
     for kind in c.kinds:
-        branches.append(
-            f"request.kind.group == {_lit(kind.group)} && request.kind.kind == {_lit(kind.kind)} ? {kind.cel_templates}"
-        )
+        this_kind = f"request.kind.group == {literal(kind.group)} && request.kind.kind == {literal(kind.kind)}"
+        branches.append(f"{this_kind} ? {kind.cel_templates}")
     return " : ".join(branches) + " : []"
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from policyc import injection, tenancy
 from policyc.artifacts import Artifact, Manifest
+from policyc.cel import literal
 from policyc.ir import Cluster, Tenant
 from policyc.k8s.objects import metadata
 
@@ -75,7 +76,7 @@ def _injection(cluster: Cluster, tenant: Tenant, namespaces: tuple[str, ...]) ->
         return ()
     name = f"policyc-inject-{tenant.name}"
     class_of = injection.class_of_cel(cluster.keys.workload_class, injection.namespace_defaults(cluster, tenant.name))
-    names = injection.cel([i.workload for i in classes])
+    names = literal([i.workload for i in classes])
     policy = {
         "apiVersion": api,
         "kind": "MutatingAdmissionPolicy",
@@ -93,7 +94,7 @@ def _injection(cluster: Cluster, tenant: Tenant, namespaces: tuple[str, ...]) ->
                 {
                     "patchType": "JSONPatch",
                     "jsonPatch": {
-                        "expression": f"variables.workloadClass != {injection.cel(i.workload)} ? [] : "
+                        "expression": f"variables.workloadClass != {literal(i.workload)} ? [] : "
                         + injection.mutation_cel(i)
                     },
                 }
