@@ -25,7 +25,6 @@ CONTROL_PLANE_TAINT = "node-role.kubernetes.io/control-plane"
 """The control-plane taint kubeadm and most distributions set: no tenant pod tolerates it."""
 DEFAULT_SCHEDULER = "default-scheduler"
 """The API server's default for a pod's `schedulerName`."""
-POD = ("", "Pod")
 
 
 @dataclass(frozen=True, slots=True)
