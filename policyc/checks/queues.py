@@ -3,10 +3,22 @@ guarantee above the share, is refused by a scheduler's webhook or makes a negati
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
-from policyc.diagnostics import Diagnostic, diag, where
-from policyc.ir import Cluster
+from policyc.diagnostics import Diagnostic, Path, diag, where
+from policyc.ir import Cluster, Tenant
+
+UNKNOWN_RESOURCE_HINT = "remove it, or quota it per namespace (tenants[].quota)"
+
+
+def unknown_queue_resources(cluster: Cluster, known: Collection[str]) -> Iterator[tuple[Tenant, str, str, Path]]:
+    """(tenant, field, resource, location) of each guarantee or capability resource outside `known`: those a
+    backend's queues cannot hold."""
+    for t in cluster.tenants:
+        for field in ("guarantee", "capability"):
+            for resource in getattr(t.queue, field):
+                if resource not in known:
+                    yield t, field, resource, (*t.path, "queue", field, cluster.policy_key(resource))
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from policyc.backends.kai import backend as kai
-from policyc.checks import queue_tree
+from policyc.checks import queue_tree, queues
 from policyc.contract import pod_resources
 from policyc.diagnostics import Diagnostic, diag, listing
 from policyc.ir import Cluster, Workload
@@ -30,18 +30,14 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
 
 def _queue_resources(cluster: Cluster) -> Iterator[Diagnostic]:
     known = [r for _, r in kai.kai_resources(cluster)]
-    for t in cluster.tenants:
-        base = (*t.path, "queue")
-        for field in ("guarantee", "capability"):
-            for resource in getattr(t.queue, field):
-                if resource not in known:
-                    yield diag(
-                        "resource-not-in-kai-queues",
-                        f"tenant '{t.name}' queue {field} names {resource}; KAI queues know only gpu "
-                        f"({cluster.gpu_resource}), cpu and memory",
-                        (*base, field, cluster.policy_key(resource)),
-                        hint="remove it, or quota it per namespace (tenants[].quota)",
-                    )
+    for t, field, resource, at in queues.unknown_queue_resources(cluster, known):
+        yield diag(
+            "resource-not-in-kai-queues",
+            f"tenant '{t.name}' queue {field} names {resource}; KAI queues know only gpu ({cluster.gpu_resource}), "
+            "cpu and memory",
+            at,
+            hint=queues.UNKNOWN_RESOURCE_HINT,
+        )
 
 
 def _queue_fields(cluster: Cluster) -> Iterator[Diagnostic]:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from policyc.backends.kueue import backend as kueue
 from policyc.backends.kueue import conf as kueue_conf
 from policyc.backends.kueue import kube_scheduler_conf
-from policyc.checks import capacity
+from policyc.checks import capacity, queues
 from policyc.contract import usages
 from policyc.diagnostics import Diagnostic, diag, listing
 from policyc.ir import GFD_PRODUCT, Cluster, Pool
@@ -51,16 +51,13 @@ def _queue_fields(cluster: Cluster) -> Iterator[Diagnostic]:
                 (*base, "deserved"),
                 hint="remove it; fairSharing.weight (the queue weight) shares what no tenant is guaranteed",
             )
-        for field in ("guarantee", "capability"):
-            for resource in getattr(q, field):
-                if resource not in covered:
-                    yield diag(
-                        "queue-field-ignored-by-kueue",
-                        f"tenant '{t.name}' queue {field} names {resource}; Kueue queues cover only "
-                        f"{', '.join(covered)}",
-                        (*base, field, cluster.policy_key(resource)),
-                        hint="remove it, or quota it per namespace (tenants[].quota)",
-                    )
+    for t, field, resource, at in queues.unknown_queue_resources(cluster, covered):
+        yield diag(
+            "queue-field-ignored-by-kueue",
+            f"tenant '{t.name}' queue {field} names {resource}; Kueue queues cover only {', '.join(covered)}",
+            at,
+            hint=queues.UNKNOWN_RESOURCE_HINT,
+        )
 
 
 def _allocatable(cluster: Cluster) -> Iterator[Diagnostic]:
