@@ -323,6 +323,32 @@ _RULES: tuple[Rule, ...] = (
         Severity.ERROR,
         "A workload asks for a MIG profile no pool of its tier offers.",
     ),
+    Rule(
+        "PC447",
+        "tier-mixes-vendors",
+        Severity.ERROR,
+        "A GPU tier groups pools whose accelerators have different vendors or resource names.",
+    ),
+    Rule(
+        "PC448",
+        "ambiguous-gpu-resource",
+        Severity.ERROR,
+        "'gpu' in a tenant's queue, quota or limit range where its workloads use accelerators of several resources "
+        "(vendors): it must name each resource.",
+    ),
+    Rule(
+        "PC449",
+        "accelerator-feature-unsupported",
+        Severity.ERROR,
+        "MIG or device-plugin sharing on a pool whose accelerator is not NVIDIA's.",
+    ),
+    Rule(
+        "PC450",
+        "cpu-workload-incomplete",
+        Severity.ERROR,
+        "A workload names a GPU tier without gpus or gpus without a tier, or asks for no GPU without stating its cpu "
+        "and memory (or a GPU feature such as migProfile).",
+    ),
     # PC5xx: placement proof
     Rule(
         "PC501",

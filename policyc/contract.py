@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from policyc.ir import GFD_PRODUCT, MIG_CONFIG, RDMA_LABEL, Cluster, LimitRange, Pool, Resources, Workload
+from policyc.ir import MIG_CONFIG, RDMA_LABEL, Cluster, LimitRange, Pool, Resources, Workload
 from policyc.k8s.objects import resource_list
 from policyc.k8s.quantity import BINARY_SI, Quantity
 from policyc.k8s.scheduling import NO_EXECUTE, NO_SCHEDULE, find_untolerated_taint
@@ -118,7 +118,8 @@ def tolerations(cluster: Cluster, w: Workload) -> list[dict]:
     """The usage taints of the pools the workload may use and the product taints of its tier, then the
     policy's extra tolerations."""
     usage = [{"key": cluster.keys.usage, "operator": "Equal", "value": u, "effect": "NoSchedule"} for u in usages(w)]
-    products = [{"key": GFD_PRODUCT, "operator": "Equal", "value": p, "effect": "NoSchedule"} for p in w.tier.products]
+    key = w.tier.product_key
+    products = [{"key": key, "operator": "Equal", "value": p, "effect": "NoSchedule"} for p in w.tier.products]
     return usage + products + [dict(t) for t in w.tolerations]
 
 
@@ -236,8 +237,9 @@ def pod_resources(cluster: Cluster, w: Workload) -> PodResources:
     reachable = reachable_pools(cluster, w)
     pools = [p for p in reachable if p.gpus_per_node >= w.gpus] or reachable  # none: reported by the checks
     limit_range = next((t.limit_range for t in cluster.tenants if t.name == w.tenant), None)
-    requests: dict[str, Quantity] = {cluster.gpu_resource: Quantity.from_value(w.gpus)}
-    limits: dict[str, Quantity] = {cluster.gpu_resource: Quantity.from_value(w.gpus)}
+    gpu = w.tier.resource
+    requests: dict[str, Quantity] = {gpu: Quantity.from_value(w.gpus)} if gpu else {}
+    limits: dict[str, Quantity] = dict(requests)
     rdma = rdma_resources(cluster, w)
     if w.rdma and len(rdma) == 1:  # none, or several: reported by the checks
         requests[rdma[0]] = limits[rdma[0]] = Quantity.from_value(w.rdma)
@@ -251,7 +253,8 @@ def pod_resources(cluster: Cluster, w: Workload) -> PodResources:
             stated, sized_from = _within(share, resource, limit_range), pool
         requests[resource] = stated
         limit = w.limits.get(resource)
-        if limit is None and (w.qos == "Guaranteed" or resource == "memory"):
+        # a CPU-only pod has no share of a node by GPUs: its cpu limit is its request
+        if limit is None and (w.qos == "Guaranteed" or resource == "memory" or not w.gpus):
             limit = stated
         elif limit is None:
             whole, _ = _smallest_share(pools, resource, w.gpus, Fraction(0))
@@ -271,10 +274,10 @@ def nccl_interfaces(cluster: Cluster, w: Workload) -> list[str]:
     return list(dict.fromkeys(i for p in reachable_pools(cluster, w) for i in p.interfaces)) if w.rdma else []
 
 
-def pods_per_node(pool: Pool, requests: Resources, gpu_resource: str) -> int:
+def pods_per_node(pool: Pool, requests: Resources) -> int:
     """How many pods with `requests` one node of `pool` holds, by its GPUs and the allocatable it states."""
     return _pods_per_node(
-        pool.gpus_per_node, tuple(sorted(pool.allocatable.items())), tuple(sorted(requests.items())), gpu_resource
+        pool.gpus_per_node, tuple(sorted(pool.allocatable.items())), tuple(sorted(requests.items())), pool.resource
     )
 
 
@@ -283,9 +286,9 @@ def _pods_per_node(
     gpus_per_node: int,
     allocatable: tuple[tuple[str, Quantity], ...],
     requests: tuple[tuple[str, Quantity], ...],
-    gpu: str,
+    gpu: str | None,
 ) -> int:
-    capacity = {gpu: Quantity.from_value(gpus_per_node), **dict(allocatable)}
+    capacity = {gpu: Quantity.from_value(gpus_per_node), **dict(allocatable)} if gpu else dict(allocatable)
     fits = [
         math.floor(capacity[r].value / amount.value) for r, amount in requests if r in capacity and not amount.is_zero()
     ]

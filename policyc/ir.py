@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from policyc.accelerators import VENDORS
 from policyc.diagnostics import Path
 from policyc.k8s.quantity import Quantity
 from policyc.model.base import SchedulerSettings
@@ -72,9 +73,6 @@ class LabelKeys:
         return f"{self.domain}/workload-class"
 
 
-GFD_PRODUCT = "nvidia.com/gpu.product"
-GFD_COUNT = "nvidia.com/gpu.count"
-GFD_MEMORY = "nvidia.com/gpu.memory"
 RDMA_LABEL = "feature.node.kubernetes.io/rdma.capable"
 MIG_CONFIG = "nvidia.com/mig.config"
 """The node label naming the MIG manager's layout (a key of its configuration) the node's cards get."""
@@ -87,6 +85,10 @@ class Tier:
     name: str
     products: tuple[str, ...]
     path: Path
+    resource: str | None = None
+    """The extended resource of its accelerators (None: the CPU tier, `accelerators.CPU_TIER`)."""
+    product_key: str = ""
+    """The node label and taint key naming its products (the tier label for the CPU tier)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +97,8 @@ class Pool:
     usage: str
     tier: str
     product: str
+    """For a pool of CPU-only nodes: `accelerators.CPU_TIER`, its tier, which it is tainted with like a GPU pool with
+    its product."""
     gpus_per_node: int
     gpu_memory: Quantity | None
     nodes: tuple[str, ...]
@@ -114,6 +118,18 @@ class Pool:
     (single), or none, with each profile's devices in `allocatable` (mixed)."""
     interfaces: tuple[str, ...] = ()
     """Network interfaces NCCL uses on its nodes."""
+    resource: str | None = None
+    """The extended resource of its accelerators (None: CPU-only nodes)."""
+    product_key: str = ""
+    """The node label and taint key naming its product (its vendor's, `policyc.accelerators`; the tier label for a
+    CPU-only pool)."""
+    vendor: str | None = None
+    """Who makes its accelerators (a key of `accelerators.VENDORS`)."""
+
+    @property
+    def discovered_product(self) -> bool:
+        """Whether the vendor's feature discovery, not policyc, labels its nodes with their product."""
+        return self.gfd and self.vendor is not None and VENDORS[self.vendor].product_label is not None
 
     @property
     def gpus(self) -> int:
@@ -289,24 +305,31 @@ class Cluster:
     """What later stages derive from the cluster and several of them read, computed once per build (for
     example each workload's pod contract, `policyc.contract`), keyed by what derives it."""
 
+    @functools.cached_property
+    def accelerators(self) -> tuple[str, ...]:
+        """The accelerator resources of the pools (the default GPU resource when no pool has one), sorted."""
+        return tuple(sorted({p.resource for p in self.pools if p.resource} or {self.gpu_resource}))
+
     def pool_capacity(self, pool: Pool, resource: str) -> Quantity | None:
-        """What `pool` has of `resource` in all its nodes: its GPUs, or its allocatable times its nodes; None where
-        the policy does not say."""
-        if resource == self.gpu_resource:
+        """What `pool` has of `resource` in all its nodes: its GPUs (none of another accelerator), or its allocatable
+        times its nodes; None where the policy does not say."""
+        if resource == pool.resource:
             return Quantity.from_value(pool.gpus)
         per_node = pool.allocatable.get(resource)
+        if per_node is None and resource in self.accelerators:
+            return Quantity.from_value(0)
         return None if per_node is None else per_node * len(pool.nodes)
 
     def capacity(self, pools: Sequence[Pool]) -> dict[str, Quantity]:
-        """Resource -> total over `pools`, for the resources every one of them states (GPUs always)."""
+        """Resource -> total over `pools`, for the resources every one of them states (accelerators always)."""
         if not pools:
             return {}
-        stated = set.intersection(*(set(p.allocatable) for p in pools)) | {self.gpu_resource}
+        stated = set.intersection(*(set(p.allocatable) for p in pools)) | set(self.accelerators)
         return {r: sum((self.pool_capacity(p, r) for p in pools), Quantity.from_value(0)) for r in sorted(stated)}
 
     def policy_key(self, resource: str) -> str:
         """A resource as policies usually write it ('gpu' for the GPU resource), to locate diagnostics."""
-        return "gpu" if resource == self.gpu_resource else resource
+        return "gpu" if resource == self.gpu_resource or self.accelerators == (resource,) else resource
 
     @property
     def control_plane_taint(self) -> Taint:

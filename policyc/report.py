@@ -15,6 +15,7 @@ The HTML form draws GPU capacity against guarantees per tier as inline SVG: no s
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -89,9 +90,15 @@ ATTRIBUTION = (
 )
 
 
+def _devices(resources: Mapping[str, Quantity], accelerators: Sequence[str]) -> Quantity | None:
+    """The accelerators in `resources`, of every resource together (None when it names none)."""
+    amounts = [resources[r] for r in accelerators if r in resources]
+    return sum(amounts[1:], amounts[0]) if amounts else None
+
+
 def figures(cluster: Cluster) -> Figures:
-    gpu = cluster.gpu_resource
-    pools = [(p.name, p.usage, p.tier, p.product, len(p.nodes), p.gpus) for p in cluster.pools]
+    accelerators = cluster.accelerators
+    pools = [(p.name, p.usage, p.tier, p.product if p.resource else "-", len(p.nodes), p.gpus) for p in cluster.pools]
     reach = subtree_reach(cluster)
     guaranteed: dict[str, Fraction] = {}
     unattributed = Fraction(0)
@@ -99,21 +106,23 @@ def figures(cluster: Cluster) -> Figures:
     for t, own in own_guarantees(cluster):
         reached = [p for p in cluster.pools if p.name in reach[t.name]]
         tiers = sorted({p.tier for p in reached})
-        amount = own.get(gpu)
-        reached_gpus = sum(p.gpus for p in reached)
-        if amount is not None and reached_gpus:
-            for p in reached:
-                guaranteed[p.tier] = guaranteed.get(p.tier, Fraction(0)) + amount.value * p.gpus / reached_gpus
-        elif amount is not None:
-            unattributed += amount.value
-        quota = t.quota.hard.get(f"requests.{gpu}") if t.quota else None
+        for gpu in accelerators:
+            amount = own.get(gpu)
+            holding = [p for p in reached if p.resource == gpu]
+            reached_gpus = sum(p.gpus for p in holding)
+            if amount is not None and reached_gpus:
+                for p in holding:
+                    guaranteed[p.tier] = guaranteed.get(p.tier, Fraction(0)) + amount.value * p.gpus / reached_gpus
+            elif amount is not None:
+                unattributed += amount.value
+        quota = _devices({r[len("requests.") :]: q for r, q in t.quota.hard.items()}, accelerators) if t.quota else None
         tenants.append(
             TenantFigures(
                 t.name,
                 len(t.namespaces),
-                t.queue.guarantee.get(gpu),
-                t.queue.deserved.get(gpu),
-                t.queue.capability.get(gpu),
+                _devices(t.queue.guarantee, accelerators),
+                _devices(t.queue.deserved, accelerators),
+                _devices(t.queue.capability, accelerators),
                 quota * len(t.namespaces) if quota else None,
                 tuple(tiers),
             )
@@ -132,7 +141,7 @@ def figures(cluster: Cluster) -> Figures:
     overcommit = quota_totals(cluster, total)
     return Figures(
         cluster.name,
-        gpu,
+        " + ".join(accelerators),
         sum(p.gpus for p in cluster.pools),
         pools,
         tiers,

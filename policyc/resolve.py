@@ -10,13 +10,15 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path as FsPath
 
-from policyc import injection, ir, mig
+from policyc import accelerators, injection, ir, mig
+from policyc.accelerators import CPU_TIER, VENDORS
 from policyc.backends.gpu_operator import NAMESPACE as GPU_OPERATOR_NAMESPACE
 from policyc.codes import Severity
 from policyc.diagnostics import Diagnostic, Path, diag, did_you_mean, where
-from policyc.ir import DEVICE_PLUGIN_CONFIG, GFD_COUNT, GFD_MEMORY, GFD_PRODUCT, MIG_CONFIG, RDMA_LABEL
+from policyc.ir import DEVICE_PLUGIN_CONFIG, MIG_CONFIG, RDMA_LABEL
 from policyc.k8s.objects import QUOTA_OBJECT_COUNTS
 from policyc.k8s.quantity import Quantity
 from policyc.model import policy as m
@@ -78,6 +80,14 @@ def resolve(parsed: Parsed, file: str) -> tuple[ir.Cluster | None, list[Diagnost
     return _Resolver(parsed, file).run()
 
 
+@dataclass(frozen=True, slots=True)
+class _Ambiguous:
+    """'gpu' for a tenant whose work uses accelerators of several resources."""
+
+    resources: tuple[str, ...]
+    why: str
+
+
 class _Resolver:
     def __init__(self, parsed: Parsed, file: str):
         self.parsed = parsed
@@ -87,6 +97,10 @@ class _Resolver:
         self.out: list[Diagnostic] = []
         self.keys = ir.LabelKeys(self.spec.domain)
         self.node_owner: dict[str, str] = {}
+        self.tier_resources: dict[str, str] = {}
+        """GPU tier -> the accelerator resource of its pools."""
+        self.pool_resources: set[str] = set()
+        """The accelerator resources of the pools."""
 
     def report(self, d: Diagnostic) -> None:
         self.out.append(d)
@@ -120,10 +134,11 @@ class _Resolver:
         tiers = self.tiers()
         product_tier = {p: t.name for t in tiers for p in t.products}
         pools = self.pools(product_tier)
+        tiers = self.tiers_with_accelerators(tiers, pools)
         control_plane = self.control_plane(pools)
         classes = self.priority_classes()
         tenants = self.tenants({c.name for c in classes})
-        workloads = self.workloads({t.name: t for t in tiers}, tenants, classes)
+        workloads = self.workloads({t.name: t for t in tiers}, tenants, classes, pools)
         agents = self.node_agents(pools)
         cluster = ir.Cluster(
             name=self.policy.metadata.name,
@@ -259,6 +274,16 @@ class _Resolver:
         owner: dict[str, str] = {}
         tiers = []
         for i, tier in self.unique("gpuTiers", self.spec.gpu_tiers, "GPU tier"):
+            if tier.name == CPU_TIER:
+                self.report(
+                    diag(
+                        "invalid-value",
+                        f"tier name '{CPU_TIER}' is the tier of pools without GPUs",
+                        self.path("gpuTiers", i, "name"),
+                        hint="give the GPU tier another name; pools without gpu are the cpu tier",
+                    )
+                )
+                continue
             for j, product in enumerate(tier.products):
                 if product in owner and owner[product] != tier.name:
                     self.report(
@@ -311,6 +336,10 @@ class _Resolver:
         tiers_complete = not self.parsed.dropped.get("gpuTiers")
         for i, pool in self.unique("nodePools", self.spec.node_pools, "node pool"):
             nodes = self.claim_nodes(pool.nodes, f"pool '{pool.name}'", self.path("nodePools", i, "nodes"))
+            if pool.gpu is None:
+                self.check_extra_keys(pool, i)
+                pools.append(self.pool(pool, i, CPU_TIER, nodes))
+                continue
             tier = product_tier.get(pool.gpu.product)
             if tier is None and not tiers_complete:  # its tier may be one that failed to parse
                 continue
@@ -329,11 +358,45 @@ class _Resolver:
             pools.append(self.pool(pool, i, tier, nodes))
         return pools
 
+    def tiers_with_accelerators(self, tiers: list[ir.Tier], pools: list[ir.Pool]) -> list[ir.Tier]:
+        """Each GPU tier with the resource and product key of its pools, which must agree (one vendor and resource
+        per tier); a tier without pools has NVIDIA's, with the policy's gpuResource."""
+        first: dict[str, ir.Pool] = {}
+        for p in pools:
+            if p.tier == CPU_TIER:
+                continue
+            seen = first.setdefault(p.tier, p)
+            if (seen.resource, seen.product_key) != (p.resource, p.product_key):
+                self.report(
+                    diag(
+                        "tier-mixes-vendors",
+                        f"pool '{p.name}' gives tier '{p.tier}' {p.resource} (labelled by {p.product_key}), but pool "
+                        f"'{seen.name}' gives it {seen.resource} (labelled by {seen.product_key})",
+                        (*p.path, "gpu"),
+                        hint="a tier groups products of one vendor with one resource name: put the products in "
+                        "separate tiers",
+                    )
+                )
+        nvidia = accelerators.product_key(accelerators.NVIDIA, self.keys.domain)
+        self.pool_resources = {p.resource for p in pools if p.resource}
+        out = []
+        for t in tiers:
+            pool = first.get(t.name)
+            resource, key = (pool.resource, pool.product_key) if pool else (self.spec.gpu_resource, nvidia)
+            self.tier_resources[t.name] = resource
+            out.append(ir.Tier(t.name, t.products, t.path, resource, key))
+        return out
+
     def check_extra_keys(self, pool: m.NodePool, i: int) -> None:
+        vendor = VENDORS[pool.gpu.vendor] if pool.gpu else None
+        setting = "gpuFeatureDiscovery is false" if vendor and vendor.discovery else "always"
         owners = {
-            GFD_PRODUCT: "GPU Feature Discovery's (policyc sets it from gpu.product when gpuFeatureDiscovery is false)",
-            GFD_COUNT: "GPU Feature Discovery's (policyc sets it from gpu.count when gpuFeatureDiscovery is false)",
-            GFD_MEMORY: "GPU Feature Discovery's (policyc sets it from gpu.memory when gpuFeatureDiscovery is false)",
+            key: f"{vendor.discovery or 'policyc'}'s (policyc sets it from {field} when {setting})"
+            for key, field in (accelerators.owned_labels(vendor).items() if vendor else ())
+        }
+        if vendor and not vendor.product_label:
+            owners[accelerators.product_key(vendor, self.keys.domain)] = "set by policyc from gpu.product"
+        owners |= {
             RDMA_LABEL: "set by policyc from 'rdma: true'",
             DEVICE_PLUGIN_CONFIG: "set by policyc from gpu.sharing",
             MIG_CONFIG: "set by policyc from gpu.mig",
@@ -350,27 +413,55 @@ class _Resolver:
                         hint=f"remove it, or use a key outside '{self.keys.domain}/' for a label of your own",
                     )
                 )
+        product_keys = sorted({v.product_label for v in VENDORS.values() if v.product_label})
         for j, taint in enumerate(pool.taints):
-            if taint.key.startswith(self.keys.domain + "/") or taint.key == GFD_PRODUCT:
+            if taint.key.startswith(self.keys.domain + "/") or taint.key in product_keys:
                 self.report(
                     diag(
                         "reserved-key",
                         f"taint '{taint.key}' is set by policyc",
                         self.path("nodePools", i, "taints", j, "key"),
-                        hint=f"keys under '{self.keys.domain}/' and '{GFD_PRODUCT}' are policyc's; use another key",
+                        hint=f"keys under '{self.keys.domain}/' and the product labels ({', '.join(product_keys)}) "
+                        "are policyc's; use another key",
                     )
                 )
 
     def pool(self, pool: m.NodePool, i: int, tier: str, nodes: list[str]) -> ir.Pool:
-        keys = self.keys
+        keys, gpu = self.keys, pool.gpu
         labels = {keys.usage: pool.usage, keys.tier: tier, keys.pool: pool.name, **pool.labels}
+        taints = [ir.Taint(keys.usage, pool.usage, "NoSchedule")]
+        taints += (ir.Taint(t.key, t.value, t.effect) for t in pool.taints)
         if pool.rdma:
             labels[RDMA_LABEL] = "true"
-        sharing, partitions = pool.gpu.sharing, pool.gpu.mig
+        common = dict(
+            name=pool.name,
+            usage=pool.usage,
+            tier=tier,
+            nodes=tuple(nodes),
+            gfd=pool.gpu_feature_discovery,
+            path=self.path("nodePools", i),
+            rdma_resource=pool.rdma.resource if isinstance(pool.rdma, m.PoolRdma) else None,
+            interfaces=tuple(pool.rdma.interfaces) if isinstance(pool.rdma, m.PoolRdma) else (),
+        )
+        if gpu is None:  # tainted by its tier, which only CPU-only workloads tolerate
+            taints.append(ir.Taint(keys.tier, CPU_TIER, "NoSchedule"))
+            return ir.Pool(
+                product=CPU_TIER,
+                product_key=keys.tier,
+                gpus_per_node=0,
+                gpu_memory=None,
+                labels=dict(sorted(labels.items())),
+                taints=tuple(sorted(taints, key=lambda t: (t.key, t.effect))),
+                allocatable=self.pool_allocatable(pool, i, self.spec.gpu_resource),
+                **common,
+            )
+        vendor = VENDORS[gpu.vendor]
+        resource = gpu.resource or (self.spec.gpu_resource if vendor is accelerators.NVIDIA else vendor.resource)
+        sharing, partitions = self.nvidia_only(gpu, vendor, i)
         if sharing is not None:
             labels[DEVICE_PLUGIN_CONFIG] = f"{sharing.strategy}-{sharing.replicas}"
         devices_per_card = sharing.replicas if sharing else 1
-        allocatable = self.pool_allocatable(pool, i)
+        allocatable = self.pool_allocatable(pool, i, resource)
         if partitions is not None:
             labels[MIG_CONFIG] = mig.config_name(partitions.devices)
             if partitions.strategy == "single":
@@ -378,40 +469,55 @@ class _Resolver:
             else:
                 devices_per_card = 0
                 for profile, count in partitions.devices.items():
-                    allocatable.setdefault(mig.resource(profile), Quantity.from_value(count * pool.gpu.count))
+                    allocatable.setdefault(mig.resource(profile), Quantity.from_value(count * gpu.count))
                 allocatable = dict(sorted(allocatable.items()))
-        if not pool.gpu_feature_discovery:
-            labels[GFD_PRODUCT] = pool.gpu.product
-            labels[GFD_COUNT] = str(pool.gpu.count)
-            if pool.gpu.memory is not None:
-                labels[GFD_MEMORY] = str(pool.gpu.memory.value // (1024 * 1024))  # GFD writes MiB
-        taints = [
-            ir.Taint(keys.usage, pool.usage, "NoSchedule"),
-            ir.Taint(GFD_PRODUCT, pool.gpu.product, "NoSchedule"),
-            *(ir.Taint(t.key, t.value, t.effect) for t in pool.taints),
-        ]
+        product_key = accelerators.product_key(vendor, keys.domain)
+        if vendor.product_label is None:  # nothing else names the product: policyc does
+            labels[product_key] = gpu.product
+        elif not pool.gpu_feature_discovery:
+            values = {"gpu.product": gpu.product, "gpu.count": str(gpu.count)}
+            if gpu.memory is not None:
+                values["gpu.memory"] = str(gpu.memory.value // (1024 * 1024))  # discovery writes MiB
+            labels |= {k: values[f] for k, f in accelerators.owned_labels(vendor).items() if f in values}
+        taints.append(ir.Taint(product_key, gpu.product, "NoSchedule"))
         return ir.Pool(
-            name=pool.name,
-            usage=pool.usage,
-            tier=tier,
-            product=pool.gpu.product,
-            gpus_per_node=pool.gpu.count * devices_per_card,
-            gpu_memory=pool.gpu.memory,
-            nodes=tuple(nodes),
+            product=gpu.product,
+            gpus_per_node=gpu.count * devices_per_card,
+            gpu_memory=gpu.memory,
             labels=dict(sorted(labels.items())),
             taints=tuple(sorted(taints, key=lambda t: (t.key, t.effect))),
             allocatable=allocatable,
-            gfd=pool.gpu_feature_discovery,
-            path=self.path("nodePools", i),
-            rdma_resource=pool.rdma.resource if isinstance(pool.rdma, m.PoolRdma) else None,
-            interfaces=tuple(pool.rdma.interfaces) if isinstance(pool.rdma, m.PoolRdma) else (),
             sharing=(sharing.strategy, sharing.replicas) if sharing else None,
             mig=(partitions.strategy, dict(sorted(partitions.devices.items()))) if partitions else None,
+            resource=resource,
+            product_key=product_key,
+            vendor=vendor.name,
+            **common,
         )
 
-    def pool_allocatable(self, pool: m.NodePool, i: int) -> dict[str, Quantity]:
-        """The pool's allocatable per node, with its RDMA resource (what its device plugin offers) unless stated."""
-        out = self.resources(pool.allocatable, self.path("nodePools", i, "allocatable"))
+    def nvidia_only(
+        self, gpu: m.Gpu, vendor: accelerators.Vendor, i: int
+    ) -> tuple[m.GpuSharing | None, m.GpuMig | None]:
+        """The pool's sharing and MIG layout, which only NVIDIA's device plugin and MIG manager provide."""
+        if vendor is accelerators.NVIDIA:
+            return gpu.sharing, gpu.mig
+        for field, value in (("sharing", gpu.sharing), ("mig", gpu.mig)):
+            if value is not None:
+                self.report(
+                    diag(
+                        "accelerator-feature-unsupported",
+                        f"gpu.{field} is NVIDIA's (its device plugin and MIG manager); this pool's vendor is "
+                        f"{vendor.name}",
+                        self.path("nodePools", i, "gpu", field),
+                        hint=f"remove gpu.{field}, or set gpu.vendor: nvidia if the cards are NVIDIA's",
+                    )
+                )
+        return None, None
+
+    def pool_allocatable(self, pool: m.NodePool, i: int, gpu: str) -> dict[str, Quantity]:
+        """The pool's allocatable per node ('gpu': its accelerator resource), with its RDMA resource (what its device
+        plugin offers) unless stated."""
+        out = self.resources(pool.allocatable, self.path("nodePools", i, "allocatable"), gpu)
         if isinstance(pool.rdma, m.PoolRdma):
             out.setdefault(pool.rdma.resource, Quantity.from_value(pool.rdma.per_node))
         return dict(sorted(out.items()))
@@ -431,9 +537,23 @@ class _Resolver:
             for i, c in self.unique("priorityClasses", self.spec.priority_classes, "priority class")
         ]
 
-    def resources(self, given: dict[str, Quantity], base: Path) -> dict[str, Quantity]:
-        """Resolve 'gpu' to the GPU resource name; report a GPU given under both names."""
-        gpu = self.spec.gpu_resource
+    def resources(self, given: dict[str, Quantity], base: Path, gpu: str | _Ambiguous) -> dict[str, Quantity]:
+        """Resolve 'gpu' to the accelerator resource `gpu`; report a GPU given under both names, and 'gpu' where it
+        could mean several resources (`gpu` a tuple of them: the tenant's workloads use several vendors')."""
+        if isinstance(gpu, _Ambiguous):
+            if GPU in given:
+                self.report(
+                    diag(
+                        "ambiguous-gpu-resource",
+                        f"'{GPU}' could mean {' or '.join(gpu.resources)}: {gpu.why}",
+                        (*base, GPU),
+                        at_key=True,
+                        hint=f"give the amount of each resource instead of '{GPU}' ("
+                        + ", ".join(f"{r}: <count>" for r in gpu.resources)
+                        + ")",
+                    )
+                )
+            return dict(sorted((n, q) for n, q in given.items() if n != GPU))
         if GPU in given and gpu in given:
             self.report(
                 diag(
@@ -447,6 +567,23 @@ class _Resolver:
         out = {(gpu if name == GPU else name): q for name, q in given.items()}
         return dict(sorted(out.items()))
 
+    def tenant_gpu(self, tenant: str) -> str | _Ambiguous:
+        """What 'gpu' means for `tenant`: the accelerator resource of the tiers its workloads use (of every pool when
+        it declares none), unless they are several."""
+        tiers = sorted({w.gpu_tier for w in self.spec.workloads
+                        if w.tenant == tenant and w.gpu_tier in self.tier_resources})  # fmt: skip
+        used = {self.tier_resources[t] for t in tiers} or self.pool_resources
+        found = sorted(used or {self.spec.gpu_resource})
+        if len(found) == 1:
+            return found[0]
+        if tiers:
+            why = "the tenant's workloads use tiers " + ", ".join(f"{t} ({self.tier_resources[t]})" for t in tiers)
+        elif any(w.tenant == tenant for w in self.spec.workloads):
+            why = "the tenant's workloads use no GPU, and the pools have several accelerators"
+        else:
+            why = "the tenant names no workload, and the pools have several accelerators"
+        return _Ambiguous(tuple(found), why)
+
     def tenants(self, class_names: set[str]) -> dict[str, ir.Tenant]:
         unique = self.unique("tenants", self.spec.tenants, "tenant")
         # Unless the policy says, warn where the API server has ValidatingAdmissionPolicy v1.
@@ -457,6 +594,7 @@ class _Resolver:
         ns_owner: dict[str, str] = {}
         out = {}
         for i, tenant in unique:
+            gpu = self.tenant_gpu(tenant.name)
             for j, ns in enumerate(tenant.namespaces):
                 if ns in ns_owner:
                     other = ns_owner[ns]
@@ -505,37 +643,41 @@ class _Resolver:
                 namespaces=tuple(tenant.namespaces),
                 allowed_priority_classes=None if allowed is None else tuple(sorted(set(allowed) & class_names)),
                 forbidden_priority_classes=forbidden,
-                queue=self.queue(tenant.queue, parent, self.path("tenants", i, "queue")),
+                queue=self.queue(tenant.queue, parent, self.path("tenants", i, "queue"), gpu),
                 quota=self.quota(
                     tenant.quota,
                     self.path("tenants", i, "quota"),
                     class_names if allowed is None else set(allowed) & class_names,
                     class_names,
+                    gpu,
                 ),
-                limit_range=self.limit_range(tenant.limit_range, self.path("tenants", i, "limitRange")),
+                limit_range=self.limit_range(tenant.limit_range, self.path("tenants", i, "limitRange"), gpu),
                 path=self.path("tenants", i),
                 admission=self.admission_mode(tenant.admission, self.path("tenants", i, "admission", "mode"))
                 or default_admission,
             )
         return out
 
-    def queue(self, q: m.Queue, parent: str | None, base: Path) -> ir.Queue:
-        guarantee = self.resources(q.guarantee, (*base, "guarantee"))
-        capability = self.resources(q.capability, (*base, "capability"))
-        deserved = self.resources(q.deserved or {}, (*base, "deserved"))
+    def queue(self, q: m.Queue, parent: str | None, base: Path, gpu: str | _Ambiguous) -> ir.Queue:
+        guarantee = self.resources(q.guarantee, (*base, "guarantee"), gpu)
+        capability = self.resources(q.capability, (*base, "capability"), gpu)
+        deserved = self.resources(q.deserved or {}, (*base, "deserved"), gpu)
         # deserved defaults to the guarantee, resource by resource (the language's rule).
         completed = dict(sorted({**guarantee, **deserved}.items()))
         return ir.Queue(q.weight, guarantee, completed, deserved, capability, q.reclaimable, parent, q.priority)
 
-    def quota(self, q: m.Quota | None, base: Path, usable: set[str], class_names: set[str]) -> ir.Quota | None:
-        """The tenant's quota; `usable`: the classes its pods may name, of the policy's `class_names`."""
+    def quota(
+        self, q: m.Quota | None, base: Path, usable: set[str], class_names: set[str], gpu: str | _Ambiguous
+    ) -> ir.Quota | None:
+        """The tenant's quota; `usable`: the classes its pods may name, of the policy's `class_names`; `gpu`: what
+        'gpu' stands for."""
         if q is None:
             return None
         hard: dict[str, Quantity] = {}
-        for name, amount in self.resources(q.requests, (*base, "requests")).items():
+        for name, amount in self.resources(q.requests, (*base, "requests"), gpu).items():
             hard[f"requests.{name}"] = amount
-        for name, amount in self.resources(q.limits, (*base, "limits")).items():
-            key = GPU if name == self.spec.gpu_resource and GPU in q.limits else name
+        for name, amount in self.resources(q.limits, (*base, "limits"), gpu).items():
+            key = GPU if name == gpu and GPU in q.limits else name
             if "/" in name or name == "storage":
                 self.report(
                     diag(
@@ -575,17 +717,17 @@ class _Resolver:
                 self.report(diag("priority-class-not-allowed", f"quota for priority class '{cls}', which the tenant "
                                  "may not use", at, at_key=True, hint=hint))  # fmt: skip
             else:
-                per_class[cls] = {f"requests.{r}": a for r, a in self.resources(resources, at).items()}
+                per_class[cls] = {f"requests.{r}": a for r, a in self.resources(resources, at, gpu).items()}
         return ir.Quota(dict(sorted(hard.items())), per_class)
 
-    def limit_range(self, lr: m.LimitRange | None, base: Path) -> ir.LimitRange | None:
+    def limit_range(self, lr: m.LimitRange | None, base: Path, gpu: str | _Ambiguous) -> ir.LimitRange | None:
         if lr is None:
             return None
         return ir.LimitRange(
-            self.resources(lr.default, (*base, "default")),
-            self.resources(lr.default_request, (*base, "defaultRequest")),
-            self.resources(lr.max, (*base, "max")),
-            self.resources(lr.min, (*base, "min")),
+            self.resources(lr.default, (*base, "default"), gpu),
+            self.resources(lr.default_request, (*base, "defaultRequest"), gpu),
+            self.resources(lr.max, (*base, "max"), gpu),
+            self.resources(lr.min, (*base, "min"), gpu),
         )
 
     # --- workloads -------------------------------------------------------------------------------------
@@ -626,7 +768,11 @@ class _Resolver:
         return out
 
     def workloads(
-        self, tiers: dict[str, ir.Tier], tenants: dict[str, ir.Tenant], classes: list[ir.PriorityClass]
+        self,
+        tiers: dict[str, ir.Tier],
+        tenants: dict[str, ir.Tenant],
+        classes: list[ir.PriorityClass],
+        pools: list[ir.Pool],
     ) -> list[ir.Workload]:
         from policyc.backends import settings
 
@@ -649,10 +795,20 @@ class _Resolver:
                             hint=did_you_mean(w.tenant, tenants),
                         )
                     )
-            tier = tiers.get(w.gpu_tier)
+            tier = tiers.get(w.gpu_tier) if w.gpu_tier is not None else self.cpu_tier(w, i, pools)
+            if w.gpu_tier is not None and w.gpus is None:
+                ok = False
+                self.report(
+                    diag(
+                        "cpu-workload-incomplete",
+                        f"workload '{w.name}' names GPU tier '{w.gpu_tier}' but not how many GPUs per pod",
+                        self.path("workloads", i, "gpuTier"),
+                        hint="add gpus: <GPUs per pod>, or remove gpuTier for CPU-only work",
+                    )
+                )
             if tier is None:
                 ok = False
-                if not self.known("gpuTiers", w.gpu_tier, tiers):
+                if w.gpu_tier is not None and not self.known("gpuTiers", w.gpu_tier, tiers):
                     self.report(
                         diag(
                             "unknown-gpu-tier",
@@ -707,7 +863,7 @@ class _Resolver:
                     tenant=tenant.name,
                     namespace=namespace,
                     tier=tier,
-                    gpus=w.gpus,
+                    gpus=w.gpus or 0,
                     replicas=w.replicas,
                     kind=w.kind or default_kinds[w.type],
                     priority_class=effective,
@@ -732,6 +888,27 @@ class _Resolver:
                 )
             )
         return out
+
+    def cpu_tier(self, w: m.Workload, i: int, pools: list[ir.Pool]) -> ir.Tier | None:
+        """The CPU tier for a workload that names no GPU tier, if it is complete without one."""
+        at = self.path("workloads", i)
+        missing = [r for r in ("cpu", "memory") if getattr(w, r) is None]
+        problem = (
+            (f"asks for {w.gpus} GPUs per pod but names no gpuTier", (*at, "gpus"),
+             "add gpuTier: <a tier of the policy>, or remove gpus for CPU-only work") if w.gpus is not None
+            else (f"asks for MIG devices ({w.mig_profile}) but names no gpuTier", (*at, "migProfile"),
+                  "add gpus and gpuTier, or remove migProfile") if w.mig_profile is not None
+            else (f"asks for no GPU and does not state its {' and '.join(missing)} per pod (sized from GPU shares "
+                  "otherwise)", (*at, "name"), "state cpu and memory (e.g. cpu: \"4\", memory: 16Gi), or add gpuTier "
+                  "and gpus") if missing
+            else None
+        )  # fmt: skip
+        if problem:
+            message, path, hint = problem
+            self.report(diag("cpu-workload-incomplete", f"workload '{w.name}' {message}", path, hint=hint))
+            return None
+        paths = [p.path for p in pools if p.tier == CPU_TIER]
+        return ir.Tier(CPU_TIER, (CPU_TIER,), paths[0] if paths else ("spec", "nodePools"), None, self.keys.tier)
 
     def elastic(self, w: m.Workload, i: int, kind: str) -> tuple[int, int] | None:
         if w.elastic is None:

@@ -14,12 +14,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from policyc.accelerators import GFD_PRODUCT
 from policyc.backends import scheduler
 from policyc.backends.workloads import Kind, kinds
 from policyc.cel import literal
 from policyc.contract import tolerations
 from policyc.injection import api_version, injections, namespace_defaults
-from policyc.ir import GFD_PRODUCT, Cluster, Tenant, once_per_build
+from policyc.ir import Cluster, Tenant, once_per_build
 
 CONTROL_PLANE_TAINT = "node-role.kubernetes.io/control-plane"
 """The control-plane taint kubeadm and most distributions set: no tenant pod tolerates it."""

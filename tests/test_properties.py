@@ -267,7 +267,7 @@ REQUIRED = [
     ("spec", "gpuTiers", 0, "products"),
     ("spec", "nodePools", 0, "usage"),
     ("spec", "nodePools", 0, "nodes"),
-    ("spec", "nodePools", 0, "gpu"),
+    ("spec", "nodePools", 0, "gpu", "count"),  # without its gpu block a pool is a valid CPU pool
     ("spec", "nodePools", 0, "gpu", "product"),
     ("spec", "tenants", 0, "namespaces"),
 ]

@@ -30,7 +30,7 @@ def sharing_configurations(cluster: Cluster) -> dict[str, dict]:
     for p in cluster.pools:
         if p.sharing is not None:
             strategy, replicas = p.sharing
-            resources = [{"name": cluster.gpu_resource, "replicas": replicas}]
+            resources = [{"name": p.resource, "replicas": replicas}]
             out[p.labels[DEVICE_PLUGIN_CONFIG]] = {
                 "version": "v1",
                 "sharing": {SECTIONS[strategy]: {"resources": resources}},

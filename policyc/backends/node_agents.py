@@ -16,10 +16,11 @@ Neither is a Kubernetes object: they sit under `nodes/`, which Argo CD does not 
 from __future__ import annotations
 
 from policyc import yaml_emitter
+from policyc.accelerators import GFD_PRODUCT
 from policyc.artifacts import Artifact
 from policyc.backends import gpu_operator
 from policyc.backends.nodes import node_plan_sources
-from policyc.ir import GFD_PRODUCT, Cluster
+from policyc.ir import Cluster
 from policyc.write import header
 
 GPU_OPERATOR_DEFAULT = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
@@ -33,7 +34,9 @@ def agent_tolerations(cluster: Cluster) -> list[dict]:
         GPU_OPERATOR_DEFAULT,
         {"key": cluster.keys.usage, "operator": "Exists", "effect": "NoSchedule"},
         {"key": GFD_PRODUCT, "operator": "Exists", "effect": "NoSchedule"},
-    ]
+        *({"key": key, "operator": "Exists", "effect": "NoSchedule"}
+          for key in sorted({p.product_key for p in cluster.pools} - {GFD_PRODUCT})),
+    ]  # fmt: skip
     covered = {(t["key"], t["effect"]) for t in out}
     own = {taint for p in cluster.pools for taint in p.taints if (taint.key, taint.effect) not in covered}
     for taint in sorted(own, key=lambda t: (t.key, t.value, t.effect)):

@@ -19,9 +19,10 @@ from __future__ import annotations
 import json
 import re
 
+from policyc.accelerators import GFD_PRODUCT, NVIDIA, VENDORS
 from policyc.artifacts import Artifact
 from policyc.diagnostics import Path
-from policyc.ir import GFD_PRODUCT, MIG_CONFIG, Cluster
+from policyc.ir import MIG_CONFIG, Cluster
 
 CONTROL_PLANE = "@control-plane"
 """Pool key of the control-plane nodes in the script (not a valid pool name, so it cannot collide)."""
@@ -65,14 +66,17 @@ def _quote_json_members(members: dict[str, str | list[str]]) -> str:
 
 
 def plan(cluster: Cluster) -> dict:
-    """The node plan as data: per pool, the labels and taints every one of its nodes gets."""
+    """The node plan as data: per pool, the labels and taints every one of its nodes gets, and its accelerators
+    (null for CPU-only pools); gpuFeatureDiscovery: whether the vendor's discovery, not policyc, labels the product."""
     pools = [
         {
             "name": p.name,
             "usage": p.usage,
             "gpuTier": p.tier,
-            "gpuProduct": p.product,
-            "gpuFeatureDiscovery": p.gfd,
+            "gpuProduct": p.product if p.resource else None,
+            "gpuVendor": p.vendor,
+            "gpuResource": p.resource,
+            "gpuFeatureDiscovery": p.discovered_product,
             "labels": p.labels,
             "taints": [t.to_dict() for t in p.taints],
             "nodes": list(p.nodes),
@@ -118,7 +122,10 @@ def _assoc(name: str, entries: dict[str, str]) -> str:
 def script(cluster: Cluster) -> str:
     domain = cluster.keys.domain + "/"
     managed_labels, managed_taints = domain + MANAGED_LABELS, domain + MANAGED_TAINTS
-    groups = [(p.name, p.labels, p.taints, p.product if p.gfd else None, p.nodes) for p in cluster.pools]
+    groups = [(p.name, p.labels, p.taints, p.product if p.discovered_product else None, p.nodes) for p in cluster.pools]
+    discovered = [p for p in cluster.pools if p.discovered_product]
+    product_keys = sorted({p.product_key for p in discovered}) or [GFD_PRODUCT]
+    discovery = " or ".join(sorted({VENDORS[p.vendor].discovery for p in discovered})) or NVIDIA.discovery
     if cluster.control_plane_nodes:
         groups.append((CONTROL_PLANE, {}, (cluster.control_plane_taint,), None, cluster.control_plane_nodes))
     labels, label_keys, taints, taint_ids, records, products, nodes = {}, {}, {}, {}, {}, {}, []
@@ -145,7 +152,9 @@ def script(cluster: Cluster) -> str:
         domain_q=_quote(domain),
         managed_labels=managed_labels,
         managed_taints=managed_taints,
-        gfd_product=GFD_PRODUCT,
+        product_test=" || ".join(f"$key == {k}" for k in product_keys),
+        product_keys=" or ".join(product_keys),
+        discovery=discovery,
         labels=_assoc("LABELS", labels),
         label_keys=_assoc("LABEL_KEYS", label_keys),
         taints=_assoc("TAINTS", taints),
@@ -184,8 +193,8 @@ _TEMPLATE = r"""#!/usr/bin/env bash
 #   {managed_labels}
 #   {managed_taints}
 # Those the policy no longer wants are removed, and nothing else: not labels or taints others put
-# under '{domain}/', nor anything on a node without a record yet. Where GPU Feature Discovery
-# runs, each node's {gfd_product} label must name its pool's GPU, or nothing is changed. A node
+# under '{domain}/', nor anything on a node without a record yet. Where {discovery}
+# runs, each node's {product_keys} label must name its pool's GPU, or nothing is changed. A node
 # whose {mig_config} label names another MIG layout is not repartitioned (the MIG manager would
 # stop its GPU operands and rebuild its GPU instances) unless --repartition-mig says so.
 #
@@ -271,7 +280,7 @@ while IFS=$'\t' read -r kind node key rest; do
   N) EXISTS[$node]=1 ;;
   L)
     if [[ $key == "$DOMAIN"* ]]; then DOMAIN_LABELS[$node]+=" $key "; fi
-    if [[ $key == {gfd_product} ]]; then HAS_PRODUCT[$node]=$rest; fi
+    if [[ {product_test} ]]; then HAS_PRODUCT[$node]=$rest; fi
     if [[ $key == {mig_config} ]]; then HAS_LAYOUT[$node]=$rest; fi
     ;;
   T)
@@ -305,7 +314,7 @@ while read -r node pool; do
   if [[ -z $want ]]; then
     continue
   elif [[ -z $have ]]; then
-    echo "apply.sh: warning: node $node has no {gfd_product} label yet; is GPU Feature Discovery running?" >&2
+    echo "apply.sh: warning: node $node has no {product_keys} label yet; is {discovery} running?" >&2
   elif [[ $have != "$want" && $have != "$want"-SHARED && $have != "$want"-MIG-* ]]; then
     echo "apply.sh: error: node $node of pool $pool has GPU $have, but the policy says $want" >&2
     mismatches=$((mismatches + 1))

@@ -1,5 +1,5 @@
-"""Extended resources no known device plugin advertises: a typo in `gpuResource` (`nvidia.com/gpus`) is a valid
-resource name, so nothing refuses it, and every pod asking for it stays Pending."""
+"""Extended resources no known device plugin advertises: a typo in `gpuResource` or a pool's `gpu.resource`
+(`nvidia.com/gpus`) is a valid resource name, so nothing refuses it, and every pod asking for it stays Pending."""
 
 from __future__ import annotations
 
@@ -41,13 +41,20 @@ def is_known_device(resource: str) -> bool:
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:
-    resource = cluster.gpu_resource
-    if not is_known_device(resource):
+    """Each accelerator resource once, located where it is named: a pool's gpu.resource, else spec.gpuResource."""
+    named: dict[str, tuple] = {}
+    for p in cluster.pools:
+        if p.resource and p.resource not in named:
+            stated = p.resource != cluster.gpu_resource
+            named[p.resource] = (*p.path, "gpu", "resource") if stated else ("spec", "gpuResource")
+    for resource, at in named.items() if named else ((cluster.gpu_resource, ("spec", "gpuResource")),):
+        if is_known_device(resource):
+            continue
         suggestion = did_you_mean(resource, known_devices())
         yield diag(
             "unknown-device-resource",
             f"no known device plugin advertises '{resource}': pods asking for it would stay Pending",
-            ("spec", "gpuResource"),
+            at,
             hint=suggestion
             if suggestion and suggestion.startswith("did you mean")
             else ("check the resource name on a GPU node (kubectl describe node: Allocatable)"),

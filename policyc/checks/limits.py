@@ -33,7 +33,7 @@ def _decimal(q: Quantity) -> str:
 
 def _not_whole(cluster: Cluster, resource: str, amount: Quantity, path: Path) -> Diagnostic:
     hint = f"use {math.ceil(amount.value)}"
-    if resource == cluster.gpu_resource:
+    if resource in cluster.accelerators:
         hint += " (share GPUs with MIG or time-slicing, not with fractions)"
     return diag(
         "non-integer-quantity", f"{where(path)} is {_decimal(amount)}, but must be a whole number", path, hint=hint

@@ -30,7 +30,7 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
 
 
 def _pod_too_large(cluster: Cluster, w: Workload, pods: PodResources, pools: Sequence[Pool]) -> Iterator[Diagnostic]:
-    if any(pods_per_node(p, pods.requests, cluster.gpu_resource) for p in pools):
+    if any(pods_per_node(p, pods.requests) for p in pools):
         return
     most = max(p.gpus_per_node for p in pools)
     if w.gpus > most:
@@ -69,7 +69,8 @@ def _pod_too_large(cluster: Cluster, w: Workload, pods: PodResources, pools: Seq
 
 def _pod_figures(cluster: Cluster, pods: PodResources) -> str:
     r = pods.requests
-    return f"{r[cluster.gpu_resource]} {cluster.gpu_resource}, {r['cpu']} cpu, {r['memory']} memory"
+    gpus = [f"{r[gpu]} {gpu}, " for gpu in cluster.accelerators if gpu in r]
+    return f"{''.join(gpus)}{r['cpu']} cpu, {r['memory']} memory"
 
 
 def _pods_at(w: Workload) -> tuple:
@@ -79,7 +80,7 @@ def _pods_at(w: Workload) -> tuple:
 
 def pool_room(cluster: Cluster, w: Workload, pods: PodResources, pools: Sequence[Pool]) -> list[tuple[Pool, int]]:
     """Each pool with how many of the workload's pods one of its nodes holds (at most one if it runs one per node)."""
-    room = [(p, pods_per_node(p, pods.requests, cluster.gpu_resource)) for p in pools]
+    room = [(p, pods_per_node(p, pods.requests)) for p in pools]
     return [(p, min(n, 1)) for p, n in room] if w.one_per_node else room
 
 

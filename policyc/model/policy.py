@@ -105,8 +105,24 @@ class GpuMig(Model):
 
 
 class Gpu(Model):
-    product: GpuProduct = Field(description="GPU product of every node of the pool (e.g. NVIDIA-H100-80GB).")
-    count: int = Field(ge=1, le=64, description="GPUs per node.")
+    vendor: Literal["nvidia", "amd", "intel-gaudi", "huawei-ascend"] = Field(
+        "nvidia",
+        description=(
+            "Who makes the accelerator: decides its resource name, the product label its feature discovery writes "
+            "(and policyc taints by), and which node labels the node script checks."
+        ),
+    )
+    resource: LabelKey | None = Field(
+        None,
+        description=(
+            "Extended resource the device plugin advertises for it. Default: spec.gpuResource for nvidia, amd.com/gpu, "
+            "habana.ai/gaudi, huawei.com/Ascend910."
+        ),
+    )
+    product: GpuProduct = Field(
+        description="Product of every node of the pool, as its feature discovery names it (e.g. NVIDIA-H100-80GB)."
+    )
+    count: int = Field(ge=1, le=64, description="GPUs (accelerator cards) per node.")
     memory: Quantity | None = Field(None, description="Memory per GPU, e.g. 80Gi.")
     mig: GpuMig | None = Field(
         None,
@@ -193,7 +209,9 @@ class NodePool(Model):
         min_length=1,
         description=("Node names, or ranges with zero-padded bounds such as gpu-node-[01-16] or l4-[001-040]."),
     )
-    gpu: Gpu = Field(description="The GPUs every node of the pool has.")
+    gpu: Gpu | None = Field(
+        None, description="The GPUs (accelerators) every node of the pool has; omit for a pool of CPU-only nodes."
+    )
     allocatable: ResourceMap = Field(
         default_factory=dict,
         description=("Allocatable resources per node (cpu, memory, ...), used for capacity checks."),
@@ -349,8 +367,10 @@ class Workload(Model):
     type: WorkloadType = Field(description="training or inference: decides which pools it may use.")
     tenant: str = Field(description="Tenant that runs it.")
     namespace: str | None = Field(None, description="One of the tenant's namespaces; defaults to the first.")
-    gpu_tier: str = Field(description="GPU tier it must run on.")
-    gpus: int = Field(ge=1, le=64, description="GPUs per pod.")
+    gpu_tier: str | None = Field(
+        None, description="GPU tier it must run on. Omit (with gpus) for CPU-only work, which runs on CPU pools."
+    )
+    gpus: int | None = Field(None, ge=1, le=64, description="GPUs per pod (of its tier's resource).")
     replicas: int = Field(1, ge=1, le=100_000, description="Pods (workers) per job or deployment.")
     kind: WorkloadKind | None = Field(
         None,

@@ -18,7 +18,7 @@ from typing import Any
 from policyc.artifacts import Artifact
 from policyc.backends.workloads import pod_templates
 from policyc.diagnostics import Diagnostic, diag
-from policyc.ir import GFD_PRODUCT, Cluster, Workload
+from policyc.ir import Cluster, Workload
 from policyc.k8s.scheduling import PreferredTerms, RequiredNodeAffinity, taint_filter, tolerates_taint
 
 CONTROL_PLANE = "(control plane)"
@@ -58,11 +58,15 @@ def targets(cluster: Cluster) -> list[Target]:
     out = []
     for p in cluster.pools:
         labels = dict(p.labels)
-        if p.gfd:  # GPU Feature Discovery sets it; the node script checks it
-            labels.setdefault(GFD_PRODUCT, p.product)
+        if p.discovered_product:  # the vendor's feature discovery sets it; the node script checks it
+            labels.setdefault(p.product_key, p.product)
+        devices = {r: str(q) for r, q in p.allocatable.items() if "/" in r}
+        if p.resource:
+            devices[p.resource] = str(p.gpus_per_node)
         node = {
             "metadata": {"name": p.nodes[0] if p.nodes else p.name, "labels": labels},
             "spec": {"taints": [t.to_dict() for t in p.taints]},
+            "status": {"allocatable": dict(sorted(devices.items()))},
         }
         out.append(Target(p.name, p.usage, p.tier, node, p.nodes))
     if cluster.control_plane_nodes:
@@ -74,12 +78,23 @@ def targets(cluster: Cluster) -> list[Target]:
     return out
 
 
+def _devices(pod: Mapping[str, Any]) -> list[str]:
+    """The extended resources (GPUs, RDMA devices ...) the pod's containers request."""
+    containers = (pod.get("spec") or {}).get("containers") or []
+    return sorted({r for c in containers for r, q in ((c.get("resources") or {}).get("requests") or {}).items()
+                   if "/" in r and str(q) != "0"})  # fmt: skip
+
+
 def _evaluate(pod: Mapping[str, Any], target: Target) -> tuple[bool, int, str | None]:
     required = RequiredNodeAffinity.from_pod(pod)
     why = required.explain(target.node)
     if why is None:
         verdict = taint_filter(pod, target.node)
         why = None if verdict.admit else verdict.detail
+    allocatable = target.node.get("status", {}).get("allocatable")
+    if why is None and allocatable is not None:  # resource fit on pool nodes (the control plane's hardware is unknown)
+        missing = [r for r in _devices(pod) if allocatable.get(r, "0") == "0"]
+        why = f"its nodes have no {', '.join(missing)} (Insufficient {missing[0]})" if missing else None
     preferred = (((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}).get(
         "preferredDuringSchedulingIgnoredDuringExecution"
     )
@@ -103,7 +118,9 @@ def _verdicts(
         roles = []
         for role, _, pod in pod_templates(cluster, templates[workload]):
             spec = pod.get("spec") or {}
-            key = json.dumps([spec.get("nodeSelector"), spec.get("affinity"), spec.get("tolerations")], sort_keys=True)
+            key = json.dumps(
+                [spec.get("nodeSelector"), spec.get("affinity"), spec.get("tolerations"), _devices(pod)], sort_keys=True
+            )
             if key not in seen:
                 seen[key] = [_evaluate(pod, t) for t in all_targets]
             roles.append((role, seen[key]))
@@ -242,12 +259,14 @@ def _nowhere(w: Workload, cells: list[Cell], roles: list[str]) -> Iterator[Diagn
         pods = f"{role} pods of " if len(roles) > 1 else ""
         if not own:
             article = "an" if w.type == "inference" else "a"
+            cpu = w.tier.resource is None
+            pools = "CPU-only pool" if cpu else f"pool of GPU tier '{w.tier.name}'"
             yield diag(
                 "placement-nowhere",
-                f"{pods}template '{w.name}' can land nowhere: no pool of GPU tier '{w.tier.name}' has usage "
-                f"{w.type} or hybrid",
-                (*w.path, "gpuTier"),
-                hint=f"add {article} {w.type} or hybrid pool with a GPU of tier '{w.tier.name}'",
+                f"{pods}template '{w.name}' can land nowhere: no {pools} has usage {w.type} or hybrid",
+                (*w.path, "name" if cpu else "gpuTier"),
+                hint=f"add {article} {w.type} or hybrid pool "
+                + ("without gpu (CPU-only nodes)" if cpu else f"with a GPU of tier '{w.tier.name}'"),
             )
             continue
         by_reason: dict[str, list[str]] = {}

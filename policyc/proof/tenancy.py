@@ -17,7 +17,7 @@ from policyc.artifacts import Artifact
 from policyc.backends.workloads import pod_templates
 from policyc.contract import reachable_pools
 from policyc.diagnostics import Diagnostic, diag
-from policyc.ir import GFD_PRODUCT, Cluster, Workload
+from policyc.ir import Cluster, Workload
 from policyc.proof.admission import as_pod
 from policyc.proof.placement import placement_of, workload_templates
 
@@ -85,14 +85,14 @@ def adversaries(cluster: Cluster, c: tenancy.Contract) -> list[Adversary]:
             Adversary("Exists on the usage taint", _with(base, spec={"tolerations": exists}), "exists-toleration")
         )
     foreign = next(
-        (p for p in cluster.pools
-         if p.usage not in c.tolerated.get(usage, ()) or p.product not in c.tolerated.get(GFD_PRODUCT, ())),
+        (p for p in cluster.pools if p.usage not in c.tolerated.get(usage, ())
+         or p.product not in c.tolerated.get(p.product_key, ())),
         None,
     )  # fmt: skip
     if foreign is not None:
         tolerations = [
             {"key": usage, "operator": "Equal", "value": foreign.usage, "effect": "NoSchedule"},
-            {"key": GFD_PRODUCT, "operator": "Equal", "value": foreign.product, "effect": "NoSchedule"},
+            {"key": foreign.product_key, "operator": "Equal", "value": foreign.product, "effect": "NoSchedule"},
         ]
         out.append(
             Adversary(f"the tolerations of pool '{foreign.name}'", _with(base, spec={"tolerations": tolerations}),
@@ -152,11 +152,11 @@ def check(cluster: Cluster, artifacts: list[Artifact]) -> Iterator[Diagnostic]:
         for w, pod, landed, expected, refused in _injected(cluster, c, rules):
             if refused or landed != expected:
                 what = (
-                    f"refused ({'; '.join(refused)})"
+                    f"is refused ({'; '.join(refused)})"
                     if refused
                     else f"lands on {sorted(landed)}, not {sorted(expected)}"
                 )
-                yield diag("tenancy-proof-failed", f"tenant '{t.name}': {pod} is {what} once injected", w.path,
+                yield diag("tenancy-proof-failed", f"tenant '{t.name}': {pod} {what} once injected", w.path,
                            hint=_BUG)  # fmt: skip
         for a in adversaries(cluster, c):
             if a.rule not in {r.rule for r in tenancy.refusals(c, a.pod, of=rules)}:

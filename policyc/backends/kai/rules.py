@@ -33,7 +33,7 @@ def _queue_resources(cluster: Cluster) -> Iterator[Diagnostic]:
     for t, field, resource, at in queues.unknown_queue_resources(cluster, known):
         yield diag(
             "resource-not-in-kai-queues",
-            f"tenant '{t.name}' queue {field} names {resource}; KAI queues know only gpu ({cluster.gpu_resource}), "
+            f"tenant '{t.name}' queue {field} names {resource}; KAI queues know only gpu ({kai.NVIDIA_GPU}), "
             "cpu and memory",
             at,
             hint=queues.UNKNOWN_RESOURCE_HINT,
@@ -137,12 +137,21 @@ def _non_preemptible(cluster: Cluster) -> Iterator[Diagnostic]:
 
 
 def _gpu_resource(cluster: Cluster) -> Iterator[Diagnostic]:
-    if cluster.gpu_resource != kai.NVIDIA_GPU:
+    """The policy's GPU resource, then each pool's accelerator resource, where KAI's queues do not count it."""
+    named = {cluster.gpu_resource: ("spec", "gpuResource")}
+    for p in cluster.pools:
+        if p.resource:
+            named.setdefault(p.resource, (*p.path, "gpu"))
+    for resource, at in named.items():
+        if resource == kai.NVIDIA_GPU:
+            continue
         yield diag(
             "gpu-resource-not-in-kai-queues",
-            f"the GPU resource is {cluster.gpu_resource}; KAI queues count NVIDIA GPUs ({kai.NVIDIA_GPU}) as gpu, "
+            f"the GPU resource is {resource}; KAI queues count NVIDIA GPUs ({kai.NVIDIA_GPU}) as gpu, "
             "and cannot quota other extended resources (MIG devices included): their gpu quota and limit will "
-            f"not bound {cluster.gpu_resource}",
-            ("spec", "gpuResource"),
-            hint=f"use gpuResource: {kai.NVIDIA_GPU} with KAI, or quota the GPUs per namespace (tenants[].quota)",
+            f"not bound {resource}",
+            at,
+            hint=f"use gpuResource: {kai.NVIDIA_GPU} with KAI, or quota the GPUs per namespace (tenants[].quota)"
+            if at == ("spec", "gpuResource")
+            else "KAI's queues do not hold this pool's accelerators: quota them per namespace (tenants[].quota)",
         )

@@ -32,7 +32,7 @@ from policyc.backends.interface import Check
 from policyc.backends.kueue import settings
 from policyc.contract import usages
 from policyc.diagnostics import Path
-from policyc.ir import GFD_PRODUCT, Cluster, Pool, Resources, Taint, Tenant, Workload, once_per_build
+from policyc.ir import Cluster, Pool, Resources, Taint, Tenant, Workload, once_per_build
 from policyc.k8s.objects import metadata
 from policyc.k8s.quantity import Quantity
 
@@ -153,7 +153,7 @@ def _flavor_tolerations(cluster: Cluster) -> dict[str, list[dict]]:
 
 def covered_resources(cluster: Cluster) -> tuple[str, ...]:
     """What every ClusterQueue gives quota for, in the order every flavor lists it."""
-    return ("cpu", "memory", cluster.gpu_resource)
+    return ("cpu", "memory", *cluster.accelerators)
 
 
 def flavor_capacity(cluster: Cluster, flavor: Flavor) -> Resources:
@@ -339,7 +339,8 @@ def flavor_spec(cluster: Cluster, flavor: Flavor) -> dict:
     common = set.intersection(*enforced) if enforced else set()
     if common:
         spec["nodeTaints"] = [t.to_dict() for t in sorted(common, key=_taint_order)]
-    tolerated = {t for taints in enforced for t in taints if t.key in (keys.usage, GFD_PRODUCT)}
+    products = {p.product_key for p in flavor.pools}
+    tolerated = {t for taints in enforced for t in taints if t.key == keys.usage or t.key in products}
     if tolerated:
         spec["tolerations"] = [
             {"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect}
@@ -395,7 +396,7 @@ def scheduler_conf(cluster: Cluster) -> dict:
     if placement == "binpack":  # balancing CPU against memory would fight the packing
         profile["plugins"] = {"score": {"disabled": [{"name": "NodeResourcesBalancedAllocation"}]}}
     resources = [
-        {"name": cluster.gpu_resource, "weight": GPU_SCORE_WEIGHT},
+        *({"name": gpu, "weight": GPU_SCORE_WEIGHT} for gpu in cluster.accelerators),
         {"name": "cpu", "weight": 1},
         {"name": "memory", "weight": 1},
     ]

@@ -17,7 +17,7 @@ from policyc.backends.kueue import kube_scheduler_conf
 from policyc.checks import capacity, queues
 from policyc.contract import usages
 from policyc.diagnostics import Diagnostic, diag, listing
-from policyc.ir import GFD_PRODUCT, Cluster, Pool
+from policyc.ir import Cluster, Pool
 from policyc.k8s.quantity import Quantity
 
 _BUG = "this is a policyc bug; please report it"
@@ -158,7 +158,7 @@ def _flavor_entries(cluster: Cluster) -> Iterator[Diagnostic]:
 
 def _own_taints(cluster: Cluster, pool: Pool) -> bool:
     """Whether the pool has taints of the policy's own (not only the usage and product taints policyc adds)."""
-    return any(not t.key.startswith(cluster.keys.domain + "/") and t.key != GFD_PRODUCT for t in pool.taints)
+    return any(not t.key.startswith(cluster.keys.domain + "/") and t.key != pool.product_key for t in pool.taints)
 
 
 def _nominal_within_flavors(cluster: Cluster) -> Iterator[Diagnostic]:

@@ -161,7 +161,7 @@ def _generated_conf(cluster: Cluster) -> dict:
     queue_plugin: dict = {"name": s.queue_plugin}
     if s.queue_plugin == "capacity" and hierarchy:
         queue_plugin["enableHierarchy"] = True
-    gpu = cluster.gpu_resource
+    gpus = cluster.accelerators
     if s.placement == "binpack":
         placement = {
             "name": "binpack",
@@ -169,8 +169,8 @@ def _generated_conf(cluster: Cluster) -> dict:
                 "binpack.weight": GPU_BINPACK_WEIGHT,
                 "binpack.cpu": 1,
                 "binpack.memory": 1,
-                "binpack.resources": gpu,
-                f"binpack.resources.{gpu}": GPU_BINPACK_WEIGHT,
+                "binpack.resources": ", ".join(gpus),
+                **{f"binpack.resources.{gpu}": GPU_BINPACK_WEIGHT for gpu in gpus},
             },
         }
     else:
@@ -179,7 +179,7 @@ def _generated_conf(cluster: Cluster) -> dict:
             "arguments": {
                 "resourceStrategyFitWeight": GPU_BINPACK_WEIGHT,
                 "resources": {
-                    gpu: {"type": "LeastAllocated", "weight": GPU_BINPACK_WEIGHT},
+                    **{gpu: {"type": "LeastAllocated", "weight": GPU_BINPACK_WEIGHT} for gpu in gpus},
                     "cpu": {"type": "LeastAllocated", "weight": 1},
                     "memory": {"type": "LeastAllocated", "weight": 1},
                 },
