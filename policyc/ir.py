@@ -310,6 +310,14 @@ class Cluster:
         """The accelerator resources of the pools (the default GPU resource when no pool has one), sorted."""
         return tuple(sorted({p.resource for p in self.pools if p.resource} or {self.gpu_resource}))
 
+    def accelerator_sources(self) -> dict[str, Path]:
+        """Each accelerator resource the policy names, and where: spec.gpuResource, then each pool's own."""
+        out: dict[str, Path] = {self.gpu_resource: ("spec", "gpuResource")}
+        for p in self.pools:
+            if p.resource:
+                out.setdefault(p.resource, (*p.path, "gpu"))
+        return out
+
     def pool_capacity(self, pool: Pool, resource: str) -> Quantity | None:
         """What `pool` has of `resource` in all its nodes: its GPUs (none of another accelerator), or its allocatable
         times its nodes; None where the policy does not say."""

@@ -41,13 +41,7 @@ def is_known_device(resource: str) -> bool:
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:
-    """Each accelerator resource once, located where it is named: a pool's gpu.resource, else spec.gpuResource."""
-    named: dict[str, tuple] = {}
-    for p in cluster.pools:
-        if p.resource and p.resource not in named:
-            stated = p.resource != cluster.gpu_resource
-            named[p.resource] = (*p.path, "gpu", "resource") if stated else ("spec", "gpuResource")
-    for resource, at in named.items() if named else ((cluster.gpu_resource, ("spec", "gpuResource")),):
+    for resource, at in cluster.accelerator_sources().items():
         if is_known_device(resource):
             continue
         suggestion = did_you_mean(resource, known_devices())

@@ -138,11 +138,7 @@ def _non_preemptible(cluster: Cluster) -> Iterator[Diagnostic]:
 
 def _gpu_resource(cluster: Cluster) -> Iterator[Diagnostic]:
     """The policy's GPU resource, then each pool's accelerator resource, where KAI's queues do not count it."""
-    named = {cluster.gpu_resource: ("spec", "gpuResource")}
-    for p in cluster.pools:
-        if p.resource:
-            named.setdefault(p.resource, (*p.path, "gpu"))
-    for resource, at in named.items():
+    for resource, at in cluster.accelerator_sources().items():
         if resource == kai.NVIDIA_GPU:
             continue
         yield diag(
