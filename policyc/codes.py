@@ -349,6 +349,21 @@ _RULES: tuple[Rule, ...] = (
         "A workload names a GPU tier without gpus or gpus without a tier, or asks for no GPU without stating its cpu "
         "and memory (or a GPU feature such as migProfile).",
     ),
+    Rule(
+        "PC451",
+        "dra-unsupported",
+        Severity.ERROR,
+        "A GPU tier allocated with DRA on a Kubernetes version without resource.k8s.io/v1 (before 1.34), with a pool "
+        "NVIDIA's DRA driver cannot serve as whole cards (another vendor, MIG, sharing), or with a product selector "
+        "longer than the API server takes.",
+    ),
+    Rule(
+        "PC452",
+        "dra-gpu-uncounted",
+        Severity.ERROR,
+        "GPUs of a DRA tier in a tenant's queue, limit range or per-priority-class quota: schedulers' queues, "
+        "LimitRanges and scoped quotas count container resources, and DRA GPUs are claims.",
+    ),
     # PC5xx: placement proof
     Rule(
         "PC501",

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
+from policyc import dra
 from policyc.ir import MIG_CONFIG, RDMA_LABEL, Cluster, LimitRange, Pool, Resources, Workload
 from policyc.k8s.objects import resource_list
 from policyc.k8s.quantity import BINARY_SI, Quantity
@@ -295,16 +296,18 @@ def _pods_per_node(
     return min(fits, default=0)
 
 
+def container_resources(pods: PodResources) -> dict:
+    """The container's `resources`: limits and requests, without the GPUs of a DRA tier, which the pod claims
+    (`policyc.dra`)."""
+    claimed = dra.claimed(pods.requests)
+    return {part: resource_list({r: q for r, q in amounts.items() if r not in claimed})
+            for part, amounts in (("limits", pods.limits), ("requests", pods.requests))}  # fmt: skip
+
+
 def contract_pod(w: Workload, pods: PodResources) -> dict:
-    """A pod of the workload as its contract says it is (one container), for admission arithmetic."""
-    spec: dict = {
-        "containers": [
-            {
-                "name": w.name,
-                "resources": {"limits": resource_list(pods.limits), "requests": resource_list(pods.requests)},
-            }
-        ]
-    }
+    """A pod of the workload as its contract says it is (one container), for admission arithmetic; GPUs of a DRA
+    tier are claimed, not requested (`dra.claimed`)."""
+    spec: dict = {"containers": [{"name": w.name, "resources": container_resources(pods)}]}
     if w.priority_class:
         spec["priorityClassName"] = w.priority_class
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": w.name, "namespace": w.namespace}, "spec": spec}

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, replace
 
 from policyc.compiler import Compilation
 from policyc.diagnostics import Path, where
-from policyc.proof.placement import CONTROL_PLANE, Cell, matrix, targets, workload_templates
+from policyc.proof.placement import CONTROL_PLANE, Cell, claim_templates, matrix, targets, workload_templates
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def placement_rows(
     cluster = compilation.cluster
     assert cluster is not None
     info = {t.name: t for t in targets(cluster)}
-    cells = matrix(cluster, workload_templates(compilation.artifacts))
+    cells = matrix(cluster, workload_templates(compilation.artifacts), claim_templates(compilation.artifacts))
     best: dict[tuple[str, str], int] = {}
     for c in cells:
         if c.admitted:
@@ -169,7 +169,7 @@ def explain_manifest(compilation: Compilation, obj: object) -> PodExplanation:
     of a workload object of a kind the policy matches."""
     from policyc import injection, tenancy
     from policyc.backends.workloads import kinds
-    from policyc.proof.placement import placement_of
+    from policyc.proof.placement import claim_templates, placement_of
 
     cluster = compilation.cluster
     assert cluster is not None
@@ -206,10 +206,13 @@ def explain_manifest(compilation: Compilation, obj: object) -> PodExplanation:
             pods = [("pod", obj)]
         else:
             pods = [(role, template) for role, _, template in matched[(group, kind)].pods(obj["spec"])]
+        claims = claim_templates(compilation.artifacts)  # what its resource claims are made from
         placement = [
             {"role": role, "pool": target, "admitted": admitted, "reason": reason}
             for role, pod in pods
-            for target, admitted, reason in placement_of(cluster, pod)
+            for target, admitted, reason in placement_of(
+                cluster, {**pod, "metadata": {**(pod.get("metadata") or {}), "namespace": namespace}}, claims
+            )
         ]
     except (KeyError, TypeError, AttributeError, ValueError) as e:
         raise ManifestError(f"malformed {kind}: {type(e).__name__} {e}") from None

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from policyc import dra
 from policyc.accelerators import VENDORS
 from policyc.diagnostics import Path
 from policyc.k8s.quantity import Quantity
@@ -89,6 +90,8 @@ class Tier:
     """The extended resource of its accelerators (None: the CPU tier, `accelerators.CPU_TIER`)."""
     product_key: str = ""
     """The node label and taint key naming its products (the tier label for the CPU tier)."""
+    device_class: str | None = None
+    """The DeviceClass its GPUs are claimed by (`policyc.dra`; None: requested as `resource`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +122,8 @@ class Pool:
     interfaces: tuple[str, ...] = ()
     """Network interfaces NCCL uses on its nodes."""
     resource: str | None = None
-    """The extended resource of its accelerators (None: CPU-only nodes)."""
+    """The extended resource of its accelerators, or for a DRA tier's pool the quota key of its DeviceClass's devices
+    (`policyc.dra`); None: CPU-only nodes."""
     product_key: str = ""
     """The node label and taint key naming its product (its vendor's, `policyc.accelerators`; the tier label for a
     CPU-only pool)."""
@@ -134,6 +138,11 @@ class Pool:
     @property
     def gpus(self) -> int:
         return self.gpus_per_node * len(self.nodes)
+
+    @property
+    def device_class(self) -> str | None:
+        """The DeviceClass its GPUs are claimed by (a pool of a DRA tier), else None."""
+        return dra.device_class_of(self.resource) if self.resource and dra.is_devices_key(self.resource) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,14 +316,21 @@ class Cluster:
 
     @functools.cached_property
     def accelerators(self) -> tuple[str, ...]:
-        """The accelerator resources of the pools (the default GPU resource when no pool has one), sorted."""
-        return tuple(sorted({p.resource for p in self.pools if p.resource} or {self.gpu_resource}))
+        """The extended resources the pools' accelerators are requested as (the default GPU resource when no pool has
+        one), sorted; GPUs of DRA tiers, which pods claim, are not among them."""
+        requested = {p.resource for p in self.pools if p.resource and not dra.is_devices_key(p.resource)}
+        return tuple(sorted(requested or {self.gpu_resource}))
+
+    @functools.cached_property
+    def claimed_devices(self) -> tuple[str, ...]:
+        """The quota keys of the DRA tiers' devices (`policyc.dra`), which pods claim, sorted."""
+        return tuple(sorted(t.resource for t in self.tiers if t.device_class and t.resource))
 
     def accelerator_sources(self) -> dict[str, Path]:
         """Each accelerator resource the policy names, and where: spec.gpuResource, then each pool's own."""
         out: dict[str, Path] = {self.gpu_resource: ("spec", "gpuResource")}
         for p in self.pools:
-            if p.resource:
+            if p.resource and not dra.is_devices_key(p.resource):
                 out.setdefault(p.resource, (*p.path, "gpu"))
         return out
 
@@ -324,20 +340,23 @@ class Cluster:
         if resource == pool.resource:
             return Quantity.from_value(pool.gpus)
         per_node = pool.allocatable.get(resource)
-        if per_node is None and resource in self.accelerators:
+        if per_node is None and (resource in self.accelerators or dra.is_devices_key(resource)):
             return Quantity.from_value(0)
         return None if per_node is None else per_node * len(pool.nodes)
 
     def capacity(self, pools: Sequence[Pool]) -> dict[str, Quantity]:
-        """Resource -> total over `pools`, for the resources every one of them states (accelerators always)."""
+        """Resource -> total over `pools`, for the resources every one of them states (accelerators, requested or
+        claimed, always)."""
         if not pools:
             return {}
-        stated = set.intersection(*(set(p.allocatable) for p in pools)) | set(self.accelerators)
+        stated = set.intersection(*(set(p.allocatable) for p in pools)) | {*self.accelerators, *self.claimed_devices}
         return {r: sum((self.pool_capacity(p, r) for p in pools), Quantity.from_value(0)) for r in sorted(stated)}
 
     def policy_key(self, resource: str) -> str:
-        """A resource as policies usually write it ('gpu' for the GPU resource), to locate diagnostics."""
-        return "gpu" if resource == self.gpu_resource or self.accelerators == (resource,) else resource
+        """A resource as policies usually write it ('gpu' for the GPU resource, or a DRA tier's devices), to locate
+        diagnostics."""
+        usual = resource == self.gpu_resource or self.accelerators == (resource,) or dra.is_devices_key(resource)
+        return "gpu" if usual else resource
 
     @property
     def control_plane_taint(self) -> Taint:

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from policyc import dra
 from policyc.backends.kubernetes import QUOTA_NAME, quota_object
 from policyc.checks.capacity import own_guarantees, quota_totals, subtree_reach
 from policyc.checks.sizing import pool_room, queue_use
@@ -98,6 +99,7 @@ def _devices(resources: Mapping[str, Quantity], accelerators: Sequence[str]) -> 
 
 def figures(cluster: Cluster) -> Figures:
     accelerators = cluster.accelerators
+    devices = (*accelerators, *cluster.claimed_devices)
     pools = [(p.name, p.usage, p.tier, p.product if p.resource else "-", len(p.nodes), p.gpus) for p in cluster.pools]
     reach = subtree_reach(cluster)
     guaranteed: dict[str, Fraction] = {}
@@ -115,7 +117,9 @@ def figures(cluster: Cluster) -> Figures:
                     guaranteed[p.tier] = guaranteed.get(p.tier, Fraction(0)) + amount.value * p.gpus / reached_gpus
             elif amount is not None:
                 unattributed += amount.value
-        quota = _devices({r[len("requests.") :]: q for r, q in t.quota.hard.items()}, accelerators) if t.quota else None
+        quota = (
+            _devices({r.removeprefix("requests."): q for r, q in t.quota.hard.items()}, devices) if t.quota else None
+        )
         tenants.append(
             TenantFigures(
                 t.name,
@@ -168,7 +172,8 @@ def _workload(cluster: Cluster, w: Workload) -> WorkloadFigures:
     tenant = next(t for t in cluster.tenants if t.name == w.tenant)
     per_pod = ", ".join(f"{q} {r}" for r, q in pods.requests.items())
     quotas = [quota_object(QUOTA_NAME, tenant.quota)] if tenant.quota and tenant.quota.hard else []
-    used = quota_use([(w.most_pods, contract_pod(w, pods))], quotas)
+    claimed = {r: int(pods.requests[r].value) for r in dra.claimed(pods.requests)}
+    used = quota_use([(w.most_pods, contract_pod(w, pods))], quotas, claimed=[claimed])
     quota, quota_ok = _tightest([(u.key, u.need, u.hard) for u in used])
     queued = queue_use(w, pods, {t.name: t for t in cluster.tenants})
     queue, queue_ok = _tightest([(u.resource, u.need, u.cap) for u in queued])

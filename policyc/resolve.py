@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path as FsPath
 
-from policyc import accelerators, injection, ir, mig
+from policyc import accelerators, dra, injection, ir, mig
 from policyc.accelerators import CPU_TIER, VENDORS
 from policyc.backends.gpu_operator import NAMESPACE as GPU_OPERATOR_NAMESPACE
 from policyc.codes import Severity
@@ -100,6 +100,8 @@ class _Resolver:
         self.tier_resources: dict[str, str] = {}
         """GPU tier -> the accelerator resource of its pools."""
         self.pool_resources: set[str] = set()
+        self.dra_tiers: dict[str, int] = {}
+        """GPU tiers allocated with DRA, and their index in gpuTiers."""
         """The accelerator resources of the pools."""
 
     def report(self, d: Diagnostic) -> None:
@@ -295,8 +297,32 @@ class _Resolver:
                         )
                     )
                 owner.setdefault(product, tier.name)
+            if tier.dra and self.dra_available(tier, i):
+                self.dra_tiers[tier.name] = i
             tiers.append(ir.Tier(tier.name, tuple(sorted(set(tier.products))), self.path("gpuTiers", i)))
         return tiers
+
+    def dra_available(self, tier: m.GpuTier, i: int) -> bool:
+        """Whether the cluster serves DRA and the tier's DeviceClass selector is within the API server's limit."""
+        version = self.spec.kubernetes_version
+        if _minor(version) < dra.MINOR:
+            hint = f"set kubernetesVersion to 1.{dra.MINOR} or later, or remove dra"
+            self.report(diag("dra-unsupported", f"tier '{tier.name}' uses DRA, which Kubernetes {version} does not "
+                             "serve (resource.k8s.io/v1)", self.path("gpuTiers", i, "dra"), hint=hint))  # fmt: skip
+            return False
+        length = len(dra.selector(tier.products))
+        if length > dra.SELECTOR_MAX_LENGTH:
+            self.report(
+                diag(
+                    "dra-unsupported",
+                    f"the DeviceClass selector of tier '{tier.name}' would be {length} characters, above the API "
+                    f"server's {dra.SELECTOR_MAX_LENGTH} (each '-' of a product may be a space in the driver's name)",
+                    self.path("gpuTiers", i, "products"),
+                    hint="split the tier's products into several tiers",
+                )
+            )
+            return False
+        return True
 
     def claim_nodes(self, patterns: Sequence[str], claimant: str, base: Path) -> list[str]:
         """Expand `patterns` and record `claimant` as their owner, reporting nodes someone already owns:
@@ -383,8 +409,11 @@ class _Resolver:
         for t in tiers:
             pool = first.get(t.name)
             resource, key = (pool.resource, pool.product_key) if pool else (self.spec.gpu_resource, nvidia)
+            device_class = dra.class_name(t.name, self.keys.domain) if t.name in self.dra_tiers else None
+            if device_class:
+                resource = dra.devices_key(device_class)
             self.tier_resources[t.name] = resource
-            out.append(ir.Tier(t.name, t.products, t.path, resource, key))
+            out.append(ir.Tier(t.name, t.products, t.path, resource, key, device_class))
         return out
 
     def check_extra_keys(self, pool: m.NodePool, i: int) -> None:
@@ -458,6 +487,9 @@ class _Resolver:
         vendor = VENDORS[gpu.vendor]
         resource = gpu.resource or (self.spec.gpu_resource if vendor is accelerators.NVIDIA else vendor.resource)
         sharing, partitions = self.nvidia_only(gpu, vendor, i)
+        if tier in self.dra_tiers:
+            resource = dra.devices_key(dra.class_name(tier, keys.domain))
+            sharing, partitions = self.whole_nvidia_cards(pool, i, tier, vendor)
         if sharing is not None:
             labels[DEVICE_PLUGIN_CONFIG] = f"{sharing.strategy}-{sharing.replicas}"
         devices_per_card = sharing.replicas if sharing else 1
@@ -510,6 +542,28 @@ class _Resolver:
                         f"{vendor.name}",
                         self.path("nodePools", i, "gpu", field),
                         hint=f"remove gpu.{field}, or set gpu.vendor: nvidia if the cards are NVIDIA's",
+                    )
+                )
+        return None, None
+
+    def whole_nvidia_cards(self, pool: m.NodePool, i: int, tier: str, vendor: accelerators.Vendor) -> tuple[None, None]:
+        """A pool of a DRA tier: NVIDIA's DRA driver serves it whole cards, which it claims instead of requesting a
+        device plugin's resource; MIG, sharing, another vendor or a resource name of its own are refused."""
+        assert pool.gpu is not None
+        given = (
+            ("vendor", vendor is not accelerators.NVIDIA, f"is {vendor.name}, and the DRA driver is NVIDIA's"),
+            ("resource", pool.gpu.resource is not None, "names a resource, and its GPUs are claimed, not requested"),
+            ("mig", pool.gpu.mig is not None, "partitions its cards with MIG, and the tier claims whole cards"),
+            ("sharing", pool.gpu.sharing is not None, "shares its cards, and the tier claims whole cards"),
+        )
+        for field, wrong, why in given:
+            if wrong:
+                self.report(
+                    diag(
+                        "dra-unsupported",
+                        f"pool '{pool.name}' of DRA tier '{tier}' {why}",
+                        self.path("nodePools", i, "gpu", field),
+                        hint=f"remove gpu.{field}, or put the pool's product in a tier without dra",
                     )
                 )
         return None, None
@@ -658,10 +712,33 @@ class _Resolver:
             )
         return out
 
+    def container_resources(
+        self, given: dict[str, Quantity], base: Path, gpu: str | _Ambiguous, counter: str
+    ) -> dict[str, Quantity]:
+        """`resources` where only container requests count (`counter`: what counts them): GPUs of a DRA tier, which
+        pods claim, are reported and left out."""
+        out = self.resources(given, base, gpu)
+        for name in [n for n in out if dra.is_devices_key(n)]:
+            key = GPU if GPU in given and name == gpu else name
+            self.report(
+                diag(
+                    "dra-gpu-uncounted",
+                    f"'{key}' here is {name}, the GPUs of a DRA tier, which pods claim; {counter} counts only what "
+                    "containers request",
+                    (*base, key),
+                    at_key=True,
+                    hint="bound the tier's GPUs in the tenant's quota.requests (a ResourceQuota counts claimed "
+                    "devices), and remove them here",
+                )
+            )
+            del out[name]
+        return out
+
     def queue(self, q: m.Queue, parent: str | None, base: Path, gpu: str | _Ambiguous) -> ir.Queue:
-        guarantee = self.resources(q.guarantee, (*base, "guarantee"), gpu)
-        capability = self.resources(q.capability, (*base, "capability"), gpu)
-        deserved = self.resources(q.deserved or {}, (*base, "deserved"), gpu)
+        counter = "the scheduler's queue"
+        guarantee = self.container_resources(q.guarantee, (*base, "guarantee"), gpu, counter)
+        capability = self.container_resources(q.capability, (*base, "capability"), gpu, counter)
+        deserved = self.container_resources(q.deserved or {}, (*base, "deserved"), gpu, counter)
         # deserved defaults to the guarantee, resource by resource (the language's rule).
         completed = dict(sorted({**guarantee, **deserved}.items()))
         return ir.Queue(q.weight, guarantee, completed, deserved, capability, q.reclaimable, parent, q.priority)
@@ -675,7 +752,7 @@ class _Resolver:
             return None
         hard: dict[str, Quantity] = {}
         for name, amount in self.resources(q.requests, (*base, "requests"), gpu).items():
-            hard[f"requests.{name}"] = amount
+            hard[name if dra.is_devices_key(name) else f"requests.{name}"] = amount
         for name, amount in self.resources(q.limits, (*base, "limits"), gpu).items():
             key = GPU if name == gpu and GPU in q.limits else name
             if "/" in name or name == "storage":
@@ -717,17 +794,20 @@ class _Resolver:
                 self.report(diag("priority-class-not-allowed", f"quota for priority class '{cls}', which the tenant "
                                  "may not use", at, at_key=True, hint=hint))  # fmt: skip
             else:
-                per_class[cls] = {f"requests.{r}": a for r, a in self.resources(resources, at, gpu).items()}
+                counter = "a quota scoped to a priority class"
+                given = self.container_resources(resources, at, gpu, counter)
+                per_class[cls] = {f"requests.{r}": a for r, a in given.items()}
         return ir.Quota(dict(sorted(hard.items())), per_class)
 
     def limit_range(self, lr: m.LimitRange | None, base: Path, gpu: str | _Ambiguous) -> ir.LimitRange | None:
         if lr is None:
             return None
+        counter = "a LimitRange"
         return ir.LimitRange(
-            self.resources(lr.default, (*base, "default"), gpu),
-            self.resources(lr.default_request, (*base, "defaultRequest"), gpu),
-            self.resources(lr.max, (*base, "max"), gpu),
-            self.resources(lr.min, (*base, "min"), gpu),
+            self.container_resources(lr.default, (*base, "default"), gpu, counter),
+            self.container_resources(lr.default_request, (*base, "defaultRequest"), gpu, counter),
+            self.container_resources(lr.max, (*base, "max"), gpu, counter),
+            self.container_resources(lr.min, (*base, "min"), gpu, counter),
         )
 
     # --- workloads -------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from policyc.compiler import compile_file
 from policyc.k8s.admission import admit_pod, charge
 from policyc.k8s.scheduling import RequiredNodeAffinity, taint_filter
 from policyc.scaffold import STARTER
-from tests.conftest import example_policies
+from tests.conftest import POLICIES, example_policies
 
 
 def _documents(data: bytes) -> list[dict]:
@@ -139,7 +139,7 @@ def _bare_pod(priority_class: str | None) -> dict:
 @pytest.mark.parametrize("priority_class", ["system-node-critical", "system-cluster-critical", "online-inference"])
 def test_a_tenant_cannot_take_a_class_it_is_not_allowed(priority_class: str) -> None:
     """team-a of policies/ai-prod.yaml may use development-, low-priority- and production-training only."""
-    limit_ranges, quotas, classes = _namespace_objects(_output(example_policies()[1]), "ai-team-a")
+    limit_ranges, quotas, classes = _namespace_objects(_output(POLICIES / "ai-prod.yaml"), "ai-team-a")
     refusal = admit_pod(
         _bare_pod(priority_class), limit_ranges=limit_ranges, quotas=quotas, priority_classes=classes
     ).refusal

@@ -22,6 +22,8 @@ SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
 WAVES = {
     "Namespace": 0,
     "PriorityClass": 0,
+    "DeviceClass": 0,
+    "ResourceClaimTemplate": 1,
     "ResourceQuota": 1,
     "LimitRange": 1,
     "ConfigMap": 1,

@@ -1,10 +1,12 @@
-"""Scheduler-independent Kubernetes objects: PriorityClasses, and per tenant its Namespaces,
-ResourceQuotas (including the zero-pods quota on forbidden priority classes) and LimitRanges."""
+"""Scheduler-independent Kubernetes objects: PriorityClasses, the DeviceClasses of DRA tiers, and per tenant its
+Namespaces, ResourceQuotas (including the zero-pods quota on forbidden priority classes), LimitRanges and the
+ResourceClaimTemplates of its workloads on DRA tiers."""
 
 from __future__ import annotations
 
+from policyc import dra
 from policyc.artifacts import Artifact, Manifest
-from policyc.ir import Cluster, Quota, Tenant
+from policyc.ir import Cluster, Quota, Tenant, Tier
 from policyc.k8s.objects import metadata, resource_list
 
 QUOTA_NAME = "tenant-quota"
@@ -18,6 +20,28 @@ def emit(cluster: Cluster) -> list[Artifact]:
     out = [Artifact(f"tenants/{t.name}.yaml", tuple(_tenant(cluster, t)), synced=True) for t in cluster.tenants]
     if cluster.priority_classes:
         out.append(Artifact("cluster/priorityclasses.yaml", tuple(_priority_classes(cluster)), synced=True))
+    if classes := [t for t in cluster.tiers if t.device_class]:
+        out.append(Artifact("cluster/device-classes.yaml", tuple(_device_class(cluster, t) for t in classes),
+                            synced=True))  # fmt: skip
+    return out
+
+
+def _device_class(cluster: Cluster, tier: Tier) -> Manifest:
+    assert tier.device_class is not None
+    meta = metadata(tier.device_class, cluster.name, labels={cluster.keys.tier: tier.name})
+    sources = ((*tier.path, "dra"), (*tier.path, "products"))
+    return Manifest(dra.device_class(tier.device_class, tier.products, meta), sources)
+
+
+def _claim_templates(cluster: Cluster, t: Tenant) -> list[Manifest]:
+    """A ResourceClaimTemplate for each of the tenant's workloads on a DRA tier, in its namespace: each pod of the
+    workload gets a claim for its GPUs from it."""
+    out = []
+    for w in cluster.workloads:
+        if w.tenant == t.name and w.tier.device_class:
+            name = dra.claim_template_name(w.name)
+            meta = metadata(name, cluster.name, namespace=w.namespace, labels={cluster.keys.tenant: t.name})
+            out.append(Manifest(dra.claim_template(w.tier.device_class, w.gpus, meta), (w.path, (*w.path, "gpus"))))
     return out
 
 
@@ -130,4 +154,4 @@ def _tenant(cluster: Cluster, t: Tenant) -> list[Manifest]:
                     ((*t.path, "limitRange"),),
                 )
             )
-    return out
+    return out + _claim_templates(cluster, t)

@@ -67,7 +67,8 @@ def _quote_json_members(members: dict[str, str | list[str]]) -> str:
 
 def plan(cluster: Cluster) -> dict:
     """The node plan as data: per pool, the labels and taints every one of its nodes gets, and its accelerators
-    (null for CPU-only pools); gpuFeatureDiscovery: whether the vendor's discovery, not policyc, labels the product."""
+    (null for CPU-only pools; a DRA tier's pool names its DeviceClass, not a resource); gpuFeatureDiscovery: whether
+    the vendor's discovery, not policyc, labels the product."""
     pools = [
         {
             "name": p.name,
@@ -75,7 +76,8 @@ def plan(cluster: Cluster) -> dict:
             "gpuTier": p.tier,
             "gpuProduct": p.product if p.resource else None,
             "gpuVendor": p.vendor,
-            "gpuResource": p.resource,
+            "gpuResource": None if p.device_class else p.resource,
+            **({"gpuDeviceClass": p.device_class} if p.device_class else {}),
             "gpuFeatureDiscovery": p.discovered_product,
             "labels": p.labels,
             "taints": [t.to_dict() for t in p.taints],

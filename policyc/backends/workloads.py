@@ -9,11 +9,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from policyc import dra
 from policyc.artifacts import Artifact, Manifest
 from policyc.backends.binding import Binding
-from policyc.contract import NAME_LABEL, affinity, nccl_interfaces, pod_resources, tolerations
+from policyc.contract import NAME_LABEL, affinity, container_resources, nccl_interfaces, pod_resources, tolerations
 from policyc.ir import Cluster, Workload
-from policyc.k8s.objects import metadata, resource_list
+from policyc.k8s.objects import metadata
 
 if TYPE_CHECKING:
     from policyc.backends.interface import SchedulerBackend
@@ -39,11 +40,10 @@ def pod_template(
         spec["dnsPolicy"] = "ClusterFirstWithHostNet"  # cluster DNS from the node's network
     spec["affinity"] = affinity(cluster, w)
     spec["tolerations"] = tolerations(cluster, w)
-    main: dict = {
-        "name": container,
-        "image": w.image,
-        "resources": {"limits": resource_list(resources.limits), "requests": resource_list(resources.requests)},
-    }
+    main: dict = {"name": container, "image": w.image, "resources": container_resources(resources)}
+    if dra.claimed(resources.requests):  # the GPUs of a DRA tier: each pod's claim from the workload's template
+        spec["resourceClaims"] = [{"name": dra.CLAIM, "resourceClaimTemplateName": dra.claim_template_name(w.name)}]
+        main["resources"]["claims"] = [{"name": dra.CLAIM}]
     if interfaces := nccl_interfaces(cluster, w):
         main["env"] = [{"name": "NCCL_SOCKET_IFNAME", "value": ",".join(interfaces)}]
     if w.rdma:

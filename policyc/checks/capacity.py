@@ -17,6 +17,7 @@ from collections import deque
 from collections.abc import Iterator
 from fractions import Fraction
 
+from policyc import dra
 from policyc.contract import reachable_pools
 from policyc.diagnostics import Diagnostic, diag, listing
 from policyc.ir import Cluster, Tenant, queue_chain
@@ -168,12 +169,17 @@ def _short_groups(groups: dict[frozenset[str], Fraction], limits: dict[str, Frac
     return [group for i, group in enumerate(order) if ("group", i) in came_from]
 
 
+def quota_key(resource: str) -> str:
+    """The ResourceQuota key bounding the requests of `resource` (a DRA tier's devices are their own key)."""
+    return resource if dra.is_devices_key(resource) else f"requests.{resource}"
+
+
 def quota_totals(cluster: Cluster, total: dict[str, Quantity]) -> dict[str, tuple[Quantity, Quantity]]:
     """Resource -> (what the namespace quotas request in all, what the cluster has), for every resource with
     both a stated capacity and a quota (a tenant's quota counts once per namespace)."""
     out = {}
     for resource, available in total.items():
-        key = f"requests.{resource}"
+        key = quota_key(resource)
         quotas = [t.quota.hard[key] * len(t.namespaces) for t in cluster.tenants if t.quota and key in t.quota.hard]
         if quotas and not available.is_zero():
             out[resource] = (sum(quotas, Quantity.from_value(0)), available)
@@ -186,7 +192,7 @@ def _overcommit(cluster: Cluster, total: dict[str, Quantity]) -> Iterator[Diagno
             ratio = float(allowed.value / available.value)
             yield diag(
                 "quota-overcommit",
-                f"namespace quotas allow {allowed} requests.{resource} in total, "
+                f"namespace quotas allow {allowed} {quota_key(resource)} in total, "
                 f"{ratio:.2f}x the cluster's {available}",
                 ("spec", "tenants"),
                 hint="fine if intended (not every tenant peaks at once); queues, not quotas, then decide who waits",

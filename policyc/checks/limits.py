@@ -8,6 +8,7 @@ import math
 from collections.abc import Iterator
 from decimal import Decimal
 
+from policyc import dra
 from policyc.diagnostics import Diagnostic, Path, diag, where
 from policyc.ir import Cluster, LimitRange, Resources
 from policyc.k8s.objects import QUOTA_OBJECT_COUNTS
@@ -72,6 +73,8 @@ def amounts(cluster: Cluster) -> Iterator[tuple[str, Quantity, Path]]:
         if t.quota is not None:
             for key, amount in t.quota.hard.items():
                 prefix, _, resource = key.partition(".") if key.startswith(("requests.", "limits.")) else ("", "", key)
+                if dra.is_devices_key(key):  # a DRA tier's GPUs, from quota.requests
+                    prefix, resource = "requests", key
                 if prefix:
                     yield resource, amount, (*t.path, "quota", prefix, cluster.policy_key(resource))
                 else:

@@ -80,6 +80,15 @@ class GpuTier(Model):
         ),
     )
     description: str | None = Field(None, description="Free text for humans.")
+    dra: bool = Field(
+        False,
+        description=(
+            "Allocate the tier's GPUs with Dynamic Resource Allocation (NVIDIA's DRA driver, Kubernetes 1.34 or "
+            "later): policyc emits a DeviceClass selecting the tier's products and a ResourceClaimTemplate per "
+            "workload, pods claim their GPUs instead of requesting nvidia.com/gpu, and a tenant's quota counts the "
+            "tier's GPUs apart from every other model (<tier>.<domain>.deviceclass.resource.k8s.io/devices)."
+        ),
+    )
 
 
 class GpuSharing(Model):

@@ -15,12 +15,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from policyc import dra
 from policyc.artifacts import Artifact
 from policyc.backends.kubernetes import CLASS_QUOTA_PREFIX, FORBIDDEN_PRIORITIES_QUOTA_NAME
 from policyc.backends.workloads import kind_of, pod_templates
 from policyc.diagnostics import Diagnostic, Path, diag
 from policyc.ir import Cluster, Tenant, Workload
-from policyc.k8s.admission import Refusal, admit_pod, pod_usage, quota_matches
+from policyc.k8s.admission import Refusal, admit_pod, pod_usage, quota_matches, quota_scopes
 from policyc.k8s.quantity import Quantity
 
 
@@ -75,16 +76,28 @@ class QuotaUse:
 
 
 def quota_use(
-    pods: Sequence[tuple[int, Mapping]], quotas: Sequence[Mapping], objects: Sequence[str] = ()
+    pods: Sequence[tuple[int, Mapping]],
+    quotas: Sequence[Mapping],
+    objects: Sequence[str] = (),
+    claimed: Sequence[Mapping[str, int]] = (),
 ) -> list[QuotaUse]:
-    """Per quota and key, what `pods` ((count, admitted pod) pairs, created in that order) and the workload's own
-    `objects` (object count keys, one object each) take of it; keys none of them takes are left out."""
+    """Per quota and key, what `pods` ((count, admitted pod) pairs, created in that order), the resource claims made
+    for each of them (`claimed`, devices by quota key, in the same order) and the workload's own `objects` (object
+    count keys, one object each) take of it; keys none of them takes are left out. Claims count only towards
+    quotas without scopes (the claim evaluator matches none)."""
     total = sum(count for count, _ in pods)
     zero = Quantity.from_value(0)
     out = []
     for quota in quotas:
         hard = {k: Quantity.from_json(v) for k, v in ((quota.get("spec") or {}).get("hard") or {}).items()}
-        usages = [(count, pod_usage(pod)) for count, pod in pods if quota_matches(quota, pod)]
+        usages = []
+        for i, (count, pod) in enumerate(pods):
+            usage = pod_usage(pod) if quota_matches(quota, pod) else {}
+            devices = claimed[i] if i < len(claimed) else {}
+            if devices and not quota_scopes(quota):
+                usage = {**usage, **claim_usage(devices)}
+            if usage:
+                usages.append((count, usage))
         for key, limit in sorted(hard.items()):
             own = Quantity.from_value(objects.count(key))
             taken = [(count, usage[key]) for count, usage in usages if key in usage]
@@ -107,16 +120,23 @@ def quota_use(
     return out
 
 
+def claim_usage(devices: Mapping[str, int]) -> dict[str, Quantity]:
+    """What one pod's resource claim takes of a quota: the claim, and its devices by DeviceClass."""
+    return {dra.CLAIMS_COUNT: Quantity.from_value(1), **{k: Quantity.from_value(n) for k, n in devices.items()}}
+
+
 def check(
     cluster: Cluster, artifacts: Sequence[Artifact], templates: Mapping[str, Mapping[str, Any]]
 ) -> Iterator[Diagnostic]:
     namespaces = namespace_objects(artifacts)
     classes = priority_classes(artifacts)
+    claims = dra.claim_devices(m.obj for a in artifacts if not a.template for m in a.manifests)
     tenants = {t.name: t for t in cluster.tenants}
     for w in cluster.workloads:
         objects = namespaces.get(w.namespace, NamespaceObjects())
         template = templates[w.name]
         admitted: list[tuple[int, dict]] = []
+        claimed: list[dict[str, int]] = []
         for role, count, pod_template in pod_templates(cluster, template):
             pod = as_pod(pod_template, f"{w.name}-{role.lower()}", w.namespace)
             decision = admit_pod(
@@ -130,8 +150,10 @@ def check(
                 break
             assert decision.pod is not None
             admitted.append((count, decision.pod))
+            claimed.append(dra.pod_claims(decision.pod, claims)[0])
         else:
-            for use in quota_use(admitted, objects.quotas, kind_of(cluster, template).object_counts):
+            counts = kind_of(cluster, template).object_counts
+            for use in quota_use(admitted, objects.quotas, counts, claimed):
                 if not use.fits:
                     yield _exceeded(cluster, w, tenants[w.tenant], use)
 
@@ -194,9 +216,12 @@ def _refused(cluster: Cluster, w: Workload, tenant: Tenant, role: str, refusal: 
 
 
 def _exceeded(cluster: Cluster, w: Workload, tenant: Tenant, use: QuotaUse) -> Diagnostic:
-    refused = f"pod {use.admitted + 1} of {use.pods} is refused" if use.admitted < use.pods else "it is refused"
+    claim = dra.is_devices_key(use.key) or use.key == dra.CLAIMS_COUNT
+    what = "the resource claim of pod" if claim else "pod"
+    refused = f"{what} {use.admitted + 1} of {use.pods} is refused" if use.admitted < use.pods else "it is refused"
     resource = use.key.removeprefix("requests.").removeprefix("limits.")
     field = use.key.partition(".")[0] if use.key.startswith(("requests.", "limits.")) else "objects"
+    field = "requests" if dra.is_devices_key(use.key) else field
     key = cluster.policy_key(resource) if field != "objects" else use.key
     return diag(
         "workload-exceeds-quota",

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from policyc import dra
 from policyc.artifacts import Artifact
 from policyc.backends.workloads import pod_templates
 from policyc.diagnostics import Diagnostic, diag
@@ -78,22 +79,32 @@ def targets(cluster: Cluster) -> list[Target]:
     return out
 
 
-def _devices(pod: Mapping[str, Any]) -> list[str]:
-    """The extended resources (GPUs, RDMA devices ...) the pod's containers request."""
+NO_CLAIMS: dra.ClaimDevices = {}
+
+
+def _devices(pod: Mapping[str, Any], claims: dra.ClaimDevices) -> tuple[list[str], list[str]]:
+    """The extended resources (GPUs, RDMA devices ...) the pod's containers request and the devices its resource
+    claims take (as their DeviceClass's quota key, which a DRA pool's nodes stand for), and the claim templates it
+    names that do not exist in its namespace."""
     containers = (pod.get("spec") or {}).get("containers") or []
-    return sorted({r for c in containers for r, q in ((c.get("resources") or {}).get("requests") or {}).items()
-                   if "/" in r and str(q) != "0"})  # fmt: skip
+    requested = {r for c in containers for r, q in ((c.get("resources") or {}).get("requests") or {}).items()
+                 if "/" in r and str(q) != "0"}  # fmt: skip
+    claimed, missing = dra.pod_claims(pod, claims)
+    return sorted(requested | set(claimed)), missing
 
 
-def _evaluate(pod: Mapping[str, Any], target: Target) -> tuple[bool, int, str | None]:
+def _evaluate(pod: Mapping[str, Any], target: Target, claims: dra.ClaimDevices) -> tuple[bool, int, str | None]:
     required = RequiredNodeAffinity.from_pod(pod)
     why = required.explain(target.node)
     if why is None:
         verdict = taint_filter(pod, target.node)
         why = None if verdict.admit else verdict.detail
+    devices, unclaimable = _devices(pod, claims)
+    if why is None and unclaimable:
+        why = f"its ResourceClaimTemplate {', '.join(unclaimable)} does not exist in its namespace"
     allocatable = target.node.get("status", {}).get("allocatable")
     if why is None and allocatable is not None:  # resource fit on pool nodes (the control plane's hardware is unknown)
-        missing = [r for r in _devices(pod) if allocatable.get(r, "0") == "0"]
+        missing = [r for r in devices if allocatable.get(r, "0") == "0"]
         why = f"its nodes have no {', '.join(missing)} (Insufficient {missing[0]})" if missing else None
     preferred = (((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}).get(
         "preferredDuringSchedulingIgnoredDuringExecution"
@@ -102,13 +113,24 @@ def _evaluate(pod: Mapping[str, Any], target: Target) -> tuple[bool, int, str | 
     return why is None, score, why
 
 
-def placement_of(cluster: Cluster, pod: Mapping[str, Any]) -> list[tuple[str, bool, str | None]]:
-    """(target, admitted, why not) of one pod on every pool and the control plane."""
-    return [(t.name, admitted, why) for t in targets(cluster) for admitted, _, why in [_evaluate(pod, t)]]
+def placement_of(
+    cluster: Cluster, pod: Mapping[str, Any], claims: dra.ClaimDevices = NO_CLAIMS
+) -> list[tuple[str, bool, str | None]]:
+    """(target, admitted, why not) of one pod on every pool and the control plane; `claims`: the ResourceClaimTemplates
+    of the policy, which its resource claims are made from."""
+    return [(t.name, admitted, why) for t in targets(cluster) for admitted, _, why in [_evaluate(pod, t, claims)]]
+
+
+def claim_templates(artifacts: list[Artifact]) -> dict[tuple[str, str], dict[str, int]]:
+    """The ResourceClaimTemplates among the emitted objects (`policyc.dra.claim_devices`)."""
+    return dra.claim_devices(m.obj for a in artifacts if not a.template for m in a.manifests)
 
 
 def _verdicts(
-    cluster: Cluster, templates: Mapping[str, Mapping[str, Any]], all_targets: list[Target]
+    cluster: Cluster,
+    templates: Mapping[str, Mapping[str, Any]],
+    all_targets: list[Target],
+    claims: dra.ClaimDevices,
 ) -> dict[str, list[tuple[str, list[tuple[bool, int, str | None]]]]]:
     """Per workload, per pod role, the (admitted, score, reason) on each of `all_targets`; identical pod
     specs are evaluated once and share their list."""
@@ -116,24 +138,29 @@ def _verdicts(
     out = {}
     for workload in sorted(templates):
         roles = []
-        for role, _, pod in pod_templates(cluster, templates[workload]):
+        namespace = (templates[workload].get("metadata") or {}).get("namespace", "")
+        for role, _, template in pod_templates(cluster, templates[workload]):
+            pod = {**template, "metadata": {**(template.get("metadata") or {}), "namespace": namespace}}
             spec = pod.get("spec") or {}
             key = json.dumps(
-                [spec.get("nodeSelector"), spec.get("affinity"), spec.get("tolerations"), _devices(pod)], sort_keys=True
+                [spec.get("nodeSelector"), spec.get("affinity"), spec.get("tolerations"), _devices(pod, claims)],
+                sort_keys=True,
             )
             if key not in seen:
-                seen[key] = [_evaluate(pod, t) for t in all_targets]
+                seen[key] = [_evaluate(pod, t, claims) for t in all_targets]
             roles.append((role, seen[key]))
         out[workload] = roles
     return out
 
 
-def matrix(cluster: Cluster, templates: Mapping[str, Mapping[str, Any]]) -> list[Cell]:
+def matrix(
+    cluster: Cluster, templates: Mapping[str, Mapping[str, Any]], claims: dra.ClaimDevices = NO_CLAIMS
+) -> list[Cell]:
     """Every (workload, pod role, target) verdict."""
     all_targets = targets(cluster)
     return [
         Cell(workload, role, target.name, admitted, score, why)
-        for workload, roles in _verdicts(cluster, templates, all_targets).items()
+        for workload, roles in _verdicts(cluster, templates, all_targets, claims).items()
         for role, results in roles
         for target, (admitted, score, why) in zip(all_targets, results, strict=True)
     ]
@@ -154,7 +181,7 @@ def prove(cluster: Cluster, artifacts: list[Artifact]) -> list[Diagnostic]:
     """
     templates = workload_templates(artifacts)
     all_targets = targets(cluster)
-    verdicts = _verdicts(cluster, templates, all_targets)
+    verdicts = _verdicts(cluster, templates, all_targets, claim_templates(artifacts))
     by_target = {t.name: t for t in all_targets}
     out = []
     for w in cluster.workloads:
