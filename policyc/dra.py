@@ -43,6 +43,11 @@ def is_devices_key(resource: str) -> bool:
     return resource.endswith(DEVICES_SUFFIX)
 
 
+def quota_key(resource: str) -> str:
+    """The ResourceQuota key bounding `resource`: `requests.<resource>`, or a DRA tier's devices key itself."""
+    return resource if is_devices_key(resource) else f"requests.{resource}"
+
+
 def device_class_of(key: str) -> str:
     return key.removesuffix(DEVICES_SUFFIX)
 
@@ -70,7 +75,7 @@ def selector(products: Iterable[str]) -> str:
     )
 
 
-def device_class(name: str, products: Iterable[str], meta: dict) -> dict:
+def device_class(products: Iterable[str], meta: dict) -> dict:
     return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "DeviceClass",

@@ -169,7 +169,7 @@ def explain_manifest(compilation: Compilation, obj: object) -> PodExplanation:
     of a workload object of a kind the policy matches."""
     from policyc import injection, tenancy
     from policyc.backends.workloads import kinds
-    from policyc.proof.placement import claim_templates, placement_of
+    from policyc.proof.placement import placement_of
 
     cluster = compilation.cluster
     assert cluster is not None

@@ -752,7 +752,7 @@ class _Resolver:
             return None
         hard: dict[str, Quantity] = {}
         for name, amount in self.resources(q.requests, (*base, "requests"), gpu).items():
-            hard[name if dra.is_devices_key(name) else f"requests.{name}"] = amount
+            hard[dra.quota_key(name)] = amount
         for name, amount in self.resources(q.limits, (*base, "limits"), gpu).items():
             key = GPU if name == gpu and GPU in q.limits else name
             if "/" in name or name == "storage":

@@ -30,7 +30,7 @@ def _device_class(cluster: Cluster, tier: Tier) -> Manifest:
     assert tier.device_class is not None
     meta = metadata(tier.device_class, cluster.name, labels={cluster.keys.tier: tier.name})
     sources = ((*tier.path, "dra"), (*tier.path, "products"))
-    return Manifest(dra.device_class(tier.device_class, tier.products, meta), sources)
+    return Manifest(dra.device_class(tier.products, meta), sources)
 
 
 def _claim_templates(cluster: Cluster, t: Tenant) -> list[Manifest]:

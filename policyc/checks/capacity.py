@@ -169,17 +169,12 @@ def _short_groups(groups: dict[frozenset[str], Fraction], limits: dict[str, Frac
     return [group for i, group in enumerate(order) if ("group", i) in came_from]
 
 
-def quota_key(resource: str) -> str:
-    """The ResourceQuota key bounding the requests of `resource` (a DRA tier's devices are their own key)."""
-    return resource if dra.is_devices_key(resource) else f"requests.{resource}"
-
-
 def quota_totals(cluster: Cluster, total: dict[str, Quantity]) -> dict[str, tuple[Quantity, Quantity]]:
     """Resource -> (what the namespace quotas request in all, what the cluster has), for every resource with
     both a stated capacity and a quota (a tenant's quota counts once per namespace)."""
     out = {}
     for resource, available in total.items():
-        key = quota_key(resource)
+        key = dra.quota_key(resource)
         quotas = [t.quota.hard[key] * len(t.namespaces) for t in cluster.tenants if t.quota and key in t.quota.hard]
         if quotas and not available.is_zero():
             out[resource] = (sum(quotas, Quantity.from_value(0)), available)
@@ -192,7 +187,7 @@ def _overcommit(cluster: Cluster, total: dict[str, Quantity]) -> Iterator[Diagno
             ratio = float(allowed.value / available.value)
             yield diag(
                 "quota-overcommit",
-                f"namespace quotas allow {allowed} {quota_key(resource)} in total, "
+                f"namespace quotas allow {allowed} {dra.quota_key(resource)} in total, "
                 f"{ratio:.2f}x the cluster's {available}",
                 ("spec", "tenants"),
                 hint="fine if intended (not every tenant peaks at once); queues, not quotas, then decide who waits",

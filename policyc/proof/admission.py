@@ -23,6 +23,7 @@ from policyc.diagnostics import Diagnostic, Path, diag
 from policyc.ir import Cluster, Tenant, Workload
 from policyc.k8s.admission import Refusal, admit_pod, pod_usage, quota_matches, quota_scopes
 from policyc.k8s.quantity import Quantity
+from policyc.proof.placement import claim_templates
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +131,7 @@ def check(
 ) -> Iterator[Diagnostic]:
     namespaces = namespace_objects(artifacts)
     classes = priority_classes(artifacts)
-    claims = dra.claim_devices(m.obj for a in artifacts if not a.template for m in a.manifests)
+    claims = claim_templates(artifacts)
     tenants = {t.name: t for t in cluster.tenants}
     for w in cluster.workloads:
         objects = namespaces.get(w.namespace, NamespaceObjects())
