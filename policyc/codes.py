@@ -364,6 +364,13 @@ _RULES: tuple[Rule, ...] = (
         "GPUs of a DRA tier in a tenant's queue, limit range or per-priority-class quota: schedulers' queues, "
         "LimitRanges and scoped quotas count container resources, and DRA GPUs are claims.",
     ),
+    Rule(
+        "PC453",
+        "mig-devices-uncounted",
+        Severity.ERROR,
+        "Under the MIG strategy mixed, a tenant whose quota or queue counts its GPUs runs MIG devices "
+        "(nvidia.com/mig-<profile>) that it does not name there: its 'gpu' does not count them.",
+    ),
     # PC5xx: placement proof
     Rule(
         "PC501",

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from policyc import dra
+from policyc import dra, mig
 from policyc.ir import MIG_CONFIG, RDMA_LABEL, Cluster, LimitRange, Pool, Resources, Workload
 from policyc.k8s.objects import resource_list
 from policyc.k8s.quantity import BINARY_SI, Quantity
@@ -111,8 +111,23 @@ def _offers(pool: Pool, profile: str | None) -> bool:
     """Whether the pool's cards are what a workload of MIG `profile` (None: whole cards) asks for."""
     if pool.mig is None:
         return profile is None
-    strategy, devices = pool.mig
-    return profile is not None and strategy == "single" and profile in devices
+    return profile is not None and profile in pool.mig.per_node
+
+
+def accelerator(cluster: Cluster, w: Workload) -> str | None:
+    """The resource each of the workload's GPUs is requested as: a MIG device of its profile under the mixed
+    strategy (`nvidia.com/mig-<profile>`), else its tier's resource (None: a CPU-only workload)."""
+    if w.mig_profile is not None and cluster.mig_strategy == "mixed":
+        return mig.resource(w.mig_profile)
+    return w.tier.resource
+
+
+def devices_per_node(pool: Pool, resource: str | None) -> int:
+    """How many devices of the accelerator `resource` one node of `pool` offers."""
+    if resource is not None and resource == pool.resource:
+        return pool.gpus_per_node
+    amount = pool.allocatable.get(resource) if resource is not None else None
+    return int(amount.value) if amount is not None else 0
 
 
 def tolerations(cluster: Cluster, w: Workload) -> list[dict]:
@@ -190,23 +205,39 @@ def _round_down(resource: str, value: Fraction) -> Quantity:
     return Quantity.from_value(Fraction(max(math.floor(value * 1000), 1), 1000))
 
 
+def _node_part(pool: Pool, accelerator: str | None, gpus: int) -> Fraction | None:
+    """The part of one node of `pool` that `gpus` devices of `accelerator` are: by count, or, among the devices of
+    several MIG profiles a mixed layout makes of each card, by the compute slices they take (so that the parts of all
+    the node's devices add up to one); None if its nodes have none."""
+    per_node = devices_per_node(pool, accelerator)
+    if not per_node:
+        return None
+    card = mig.card(pool.product) if pool.mig and pool.mig.strategy == "mixed" else None
+    if card is not None and accelerator is not None:
+        slices = {mig.resource(p): card.profiles[p][0] for p in pool.mig.per_node if p in card.profiles}  # type: ignore[union-attr]
+        if accelerator in slices:
+            total = sum(slices[r] * devices_per_node(pool, r) for r in slices)
+            return Fraction(gpus * slices[accelerator], total)
+    return Fraction(gpus, per_node)
+
+
 def _smallest_share(
-    pools: Iterable[Pool], resource: str, gpus: int, reserve: Fraction
+    pools: Iterable[Pool], resource: str, parts: dict[str, Fraction], reserve: Fraction
 ) -> tuple[Quantity, Pool] | tuple[None, None]:
-    """A pod's part of one node by its GPUs (allocatable x gpus / GPUs per node, less `reserve`) on the pool where it
+    """A pod's part of one node by its GPUs (allocatable x `parts[pool name]`, less `reserve`) on the pool where it
     is smallest (by name among equals), rounded down; (None, None) if no pool states its allocatable. Each node
     shape is worked out once."""
-    first: dict[tuple[Quantity, int], Pool] = {}
+    first: dict[tuple[Quantity, Fraction], Pool] = {}
     for p in pools:
         amount = p.allocatable.get(resource)
-        if amount is not None:
-            shape = (amount, p.gpus_per_node)
+        if amount is not None and p.name in parts:
+            shape = (amount, parts[p.name])
             if shape not in first or p.name < first[shape].name:
                 first[shape] = p
     if not first:
         return None, None
     share, pool = min(
-        ((amount.value * gpus / per_node * (1 - reserve), p) for (amount, per_node), p in first.items()),
+        ((amount.value * part * (1 - reserve), p) for (amount, part), p in first.items()),
         key=lambda s: (s[0], s[1].name),
     )
     return _round_down(resource, share), pool
@@ -228,17 +259,19 @@ def _within(amount: Quantity, resource: str, limit_range: LimitRange | None) -> 
 def pod_resources(cluster: Cluster, w: Workload) -> PodResources:
     """Requests and limits of each of the workload's pods.
 
-    Requests: the workload's `cpu` and `memory`; else its share of a node by GPUs (allocatable x gpus / GPUs per
-    node), of the reachable pool with nodes of enough GPUs where that share is smallest, less `NODE_AGENT_RESERVE`,
-    rounded down, within its tenant's LimitRange min and max. Limits: the workload's `limits`; else equal to the
-    requests under `qos: Guaranteed`; else memory equal to its request (memory cannot be taken back without
-    killing), and cpu the whole share of that node, at least the request and within the LimitRange max. GPUs:
-    requests = limits. A request neither stated nor sizeable is left out and named in `unsized`.
+    Requests: the workload's `cpu` and `memory`; else its share of a node by GPUs (allocatable x the part of the node
+    its GPUs are, `_node_part`), of the reachable pool with nodes of enough GPUs where that share is smallest, less
+    `NODE_AGENT_RESERVE`, rounded down, within its tenant's LimitRange min and max. Limits: the workload's `limits`;
+    else equal to the requests under `qos: Guaranteed`; else memory equal to its request (memory cannot be taken back
+    without killing), and cpu the whole share of that node, at least the request and within the LimitRange max. GPUs
+    (as `accelerator` names them): requests = limits. A request neither stated nor sizeable is left out and named in
+    `unsized`.
     """
     reachable = reachable_pools(cluster, w)
-    pools = [p for p in reachable if p.gpus_per_node >= w.gpus] or reachable  # none: reported by the checks
+    gpu = accelerator(cluster, w)
+    pools = [p for p in reachable if devices_per_node(p, gpu) >= w.gpus] or reachable  # none: reported by the checks
+    parts = {p.name: part for p in pools if (part := _node_part(p, gpu, w.gpus)) is not None}
     limit_range = next((t.limit_range for t in cluster.tenants if t.name == w.tenant), None)
-    gpu = w.tier.resource
     requests: dict[str, Quantity] = {gpu: Quantity.from_value(w.gpus)} if gpu else {}
     limits: dict[str, Quantity] = dict(requests)
     rdma = rdma_resources(cluster, w)
@@ -247,7 +280,7 @@ def pod_resources(cluster: Cluster, w: Workload) -> PodResources:
     sized_from, unsized = None, []
     for resource, stated in (("cpu", w.cpu), ("memory", w.memory)):
         if stated is None:
-            share, pool = _smallest_share(pools, resource, w.gpus, NODE_AGENT_RESERVE)
+            share, pool = _smallest_share(pools, resource, parts, NODE_AGENT_RESERVE)
             if share is None:
                 unsized.append(resource)
                 continue
@@ -258,7 +291,7 @@ def pod_resources(cluster: Cluster, w: Workload) -> PodResources:
         if limit is None and (w.qos == "Guaranteed" or resource == "memory" or not w.gpus):
             limit = stated
         elif limit is None:
-            whole, _ = _smallest_share(pools, resource, w.gpus, Fraction(0))
+            whole, _ = _smallest_share(pools, resource, parts, Fraction(0))
             limit = _within(max(whole, stated), resource, limit_range) if whole is not None else stated
             limit = max(limit, stated)
         limits[resource] = limit

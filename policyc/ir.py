@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from policyc import dra
+from policyc import dra, mig
 from policyc.accelerators import VENDORS
 from policyc.diagnostics import Path
 from policyc.k8s.quantity import Quantity
@@ -116,9 +116,9 @@ class Pool:
     """The extended resource its RDMA device plugin advertises (in `allocatable` too)."""
     sharing: tuple[str, int] | None = None
     """(strategy, replicas) when the device plugin shares each card; `gpus_per_node` then counts the shares."""
-    mig: tuple[str, dict[str, int]] | None = None
-    """(strategy, profile -> count per card) when the cards are partitioned; `gpus_per_node` then counts MIG devices
-    (single), or none, with each profile's devices in `allocatable` (mixed)."""
+    mig: mig.Layout | None = None
+    """How its cards are partitioned, if they are; `gpus_per_node` then counts MIG devices (single), or none, with
+    each profile's devices in `allocatable` (mixed)."""
     interfaces: tuple[str, ...] = ()
     """Network interfaces NCCL uses on its nodes."""
     resource: str | None = None
@@ -317,9 +317,18 @@ class Cluster:
     @functools.cached_property
     def accelerators(self) -> tuple[str, ...]:
         """The extended resources the pools' accelerators are requested as (the default GPU resource when no pool has
-        one), sorted; GPUs of DRA tiers, which pods claim, are not among them."""
+        one), MIG devices under the mixed strategy included, sorted; GPUs of DRA tiers, which pods claim, are not among
+        them."""
         requested = {p.resource for p in self.pools if p.resource and not dra.is_devices_key(p.resource)}
+        mixed = [p.mig for p in self.pools if p.mig and p.mig.strategy == "mixed"]
+        requested |= {mig.resource(profile) for layout in mixed for profile in layout.per_node}
         return tuple(sorted(requested or {self.gpu_resource}))
+
+    @functools.cached_property
+    def mig_strategy(self) -> str | None:
+        """How the device plugin advertises MIG devices, one way for the cluster: `single` (as the pool's GPU
+        resource) or `mixed` (`nvidia.com/mig-<profile>`, among `accelerators`); None when no pool has MIG."""
+        return next((p.mig.strategy for p in self.pools if p.mig), None)
 
     @functools.cached_property
     def claimed_devices(self) -> tuple[str, ...]:
@@ -327,11 +336,15 @@ class Cluster:
         return tuple(sorted(t.resource for t in self.tiers if t.device_class and t.resource))
 
     def accelerator_sources(self) -> dict[str, Path]:
-        """Each accelerator resource the policy names, and where: spec.gpuResource, then each pool's own."""
+        """Each accelerator resource the policy names, and where: spec.gpuResource, then each pool's own (its MIG
+        devices' under the mixed strategy)."""
         out: dict[str, Path] = {self.gpu_resource: ("spec", "gpuResource")}
         for p in self.pools:
             if p.resource and not dra.is_devices_key(p.resource):
                 out.setdefault(p.resource, (*p.path, "gpu"))
+            if p.mig and p.mig.strategy == "mixed":
+                for profile in p.mig.per_node:
+                    out.setdefault(mig.resource(profile), (*p.path, "gpu", "mig"))
         return out
 
     def pool_capacity(self, pool: Pool, resource: str) -> Quantity | None:

@@ -9,6 +9,7 @@ the node.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -84,6 +85,38 @@ def resource(profile: str) -> str:
     return f"nvidia.com/mig-{profile}"
 
 
-def config_name(devices: Mapping[str, int]) -> str:
-    """The name of a layout in the MIG manager's configuration (and the node label that selects it)."""
-    return "policyc-" + "-".join(f"{p}x{n}" for p, n in sorted(devices.items()))
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """How the MIG manager partitions the cards of each node of a pool."""
+
+    strategy: str
+    """How the device plugin advertises the devices: single (as the GPU resource) or mixed (`resource`)."""
+    cards: tuple[tuple[int, Mapping[str, int]], ...]
+    """(how many cards, profile -> devices on each of them), taking the cards in the order of their indices."""
+    per_card: bool = False
+    """Whether the policy gave a layout per group of cards (gpu.mig.cards) rather than one for all (devices)."""
+
+    @property
+    def per_node(self) -> dict[str, int]:
+        """Profile -> devices on one node, sorted by profile."""
+        out: dict[str, int] = {}
+        for count, devices in self.cards:
+            for profile, n in devices.items():
+                out[profile] = out.get(profile, 0) + count * n
+        return dict(sorted(out.items()))
+
+    @property
+    def name(self) -> str:
+        """The layout's name in the MIG manager's configuration, and the value of the node label selecting it:
+        ``policyc-<profile>x<n>...`` when every card is alike, else ``policyc-<cards>c-<profile>x<n>...`` per group
+        (a digest of that when it would be longer than a label value may be)."""
+        if len(self.cards) == 1:
+            return "policyc-" + _devices_name(self.cards[0][1])
+        name = "policyc-" + "-".join(f"{count}c-{_devices_name(devices)}" for count, devices in self.cards)
+        if len(name) > 63:
+            name = "policyc-" + hashlib.sha256(name.encode()).hexdigest()[:16]
+        return name
+
+
+def _devices_name(devices: Mapping[str, int]) -> str:
+    return "-".join(f"{p}x{n}" for p, n in sorted(devices.items()))

@@ -492,16 +492,17 @@ class _Resolver:
             sharing, partitions = self.whole_nvidia_cards(pool, i, tier, vendor)
         if sharing is not None:
             labels[DEVICE_PLUGIN_CONFIG] = f"{sharing.strategy}-{sharing.replicas}"
-        devices_per_card = sharing.replicas if sharing else 1
+        gpus_per_node = gpu.count * (sharing.replicas if sharing else 1)
         allocatable = self.pool_allocatable(pool, i, resource)
-        if partitions is not None:
-            labels[MIG_CONFIG] = mig.config_name(partitions.devices)
-            if partitions.strategy == "single":
-                devices_per_card = sum(partitions.devices.values())
+        layout = self.mig_layout(gpu, i) if partitions is not None else None
+        if layout is not None:
+            labels[MIG_CONFIG] = layout.name
+            if layout.strategy == "single":
+                gpus_per_node = sum(layout.per_node.values())
             else:
-                devices_per_card = 0
-                for profile, count in partitions.devices.items():
-                    allocatable.setdefault(mig.resource(profile), Quantity.from_value(count * gpu.count))
+                gpus_per_node = 0
+                for profile, count in layout.per_node.items():
+                    allocatable.setdefault(mig.resource(profile), Quantity.from_value(count))
                 allocatable = dict(sorted(allocatable.items()))
         product_key = accelerators.product_key(vendor, keys.domain)
         if vendor.product_label is None:  # nothing else names the product: policyc does
@@ -514,18 +515,37 @@ class _Resolver:
         taints.append(ir.Taint(product_key, gpu.product, "NoSchedule"))
         return ir.Pool(
             product=gpu.product,
-            gpus_per_node=gpu.count * devices_per_card,
+            gpus_per_node=gpus_per_node,
             gpu_memory=gpu.memory,
             labels=dict(sorted(labels.items())),
             taints=tuple(sorted(taints, key=lambda t: (t.key, t.effect))),
             allocatable=allocatable,
             sharing=(sharing.strategy, sharing.replicas) if sharing else None,
-            mig=(partitions.strategy, dict(sorted(partitions.devices.items()))) if partitions else None,
+            mig=layout,
             resource=resource,
             product_key=product_key,
             vendor=vendor.name,
             **common,
         )
+
+    def mig_layout(self, gpu: m.Gpu, i: int) -> mig.Layout:
+        """The pool's MIG layout; card groups that do not take every card of a node are reported."""
+        partitions = gpu.mig
+        assert partitions is not None
+        if partitions.cards is None:
+            return mig.Layout(partitions.strategy, ((gpu.count, dict(sorted(partitions.devices.items()))),))  # type: ignore[union-attr]
+        counted = sum(group.count for group in partitions.cards)
+        if counted != gpu.count:
+            self.report(
+                diag(
+                    "mig-layout-invalid",
+                    f"gpu.mig.cards lays out {counted} cards, but the pool's nodes have {gpu.count} (gpu.count)",
+                    self.path("nodePools", i, "gpu", "mig", "cards"),
+                    hint=f"make the groups' counts add up to {gpu.count}",
+                )
+            )
+        groups = tuple((group.count, dict(sorted(group.devices.items()))) for group in partitions.cards)
+        return mig.Layout(partitions.strategy, groups, per_card=True)
 
     def nvidia_only(
         self, gpu: m.Gpu, vendor: accelerators.Vendor, i: int

@@ -4,6 +4,7 @@ MIG devices, workloads asking for a profile, and layouts checked against NVIDIA'
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from ruamel.yaml import YAML
@@ -130,3 +131,209 @@ def test_the_profile_table_knows_the_cards_of_the_examples() -> None:
     assert mig.card("NVIDIA-H20").name == "H20 96GB" and mig.card("NVIDIA-H200").name == "H200 141GB"
     assert mig.card("Tesla-T4") is None
     assert mig.problems(mig.card("NVIDIA-H100-80GB"), {"4g.40gb": 1, "2g.20gb": 1, "1g.10gb": 1}) == []
+
+
+# --- the mixed strategy: each profile its own resource ------------------------------------------------------
+
+MIXED_DEVICES = "nvidia.com/mig-1g.10gb: 64, nvidia.com/mig-3g.40gb: 4"
+MIXED = (
+    POLICY.replace(
+        "mig: {devices: {1g.10gb: 7}}", "mig: {strategy: mixed, devices: {3g.40gb: 1, 2g.20gb: 1, 1g.10gb: 2}}"
+    )
+    .replace("queue: {guarantee: {gpu: 16}}", f"queue: {{guarantee: {{gpu: 16, {MIXED_DEVICES}}}}}")
+    .replace("replicas: 200, migProfile: 1g.10gb}", "replicas: 64, migProfile: 1g.10gb}")
+    + "    - {name: mid-model, type: inference, tenant: serve, gpuTier: a100, gpus: 1, replicas: 4, "
+    "migProfile: 3g.40gb}\n"
+)
+"""A100 80GB cards each cut into one 3g.40gb, one 2g.20gb and two 1g.10gb (7 compute slices, 8 memory slices)."""
+
+
+def _container(comp, workload: str) -> dict:
+    return workload_templates(comp.artifacts)[workload]["spec"]["template"]["spec"]["containers"][0]
+
+
+def test_under_mixed_a_mig_workload_requests_its_profiles_device_and_sizes_by_compute_slices() -> None:
+    comp = _compile(MIXED)
+    assert comp.ok, [str(d) for d in comp.report.diagnostics]
+    values = YAML(typ="safe").load(comp.files["nodes/gpu-operator-values.yaml"].data)
+    assert values["mig"] == {"strategy": "mixed"}
+    # A node: 8 cards x 7 compute slices = 56; a 1g.10gb device is 1 of them, a 3g.40gb 3. Less the 10 % left to
+    # node agents, rounded down: 128 cpu x 1/56 x 0.9 = 2.06 -> 2, 1000Gi x 1/56 x 0.9 = 16.07Gi -> 16Gi;
+    # 128 x 3/56 x 0.9 = 6.17 -> 6, 1000Gi x 3/56 x 0.9 = 48.2Gi -> 48Gi.
+    small = _container(comp, "small-model")["resources"]
+    assert small["requests"] == {"cpu": "2", "memory": "16Gi", "nvidia.com/mig-1g.10gb": "1"}
+    assert small["limits"]["nvidia.com/mig-1g.10gb"] == "1" and "nvidia.com/gpu" not in small["limits"]
+    mid = _container(comp, "mid-model")["resources"]
+    assert mid["requests"] == {"cpu": "6", "memory": "48Gi", "nvidia.com/mig-3g.40gb": "1"}
+    big = _container(comp, "big-model")["resources"]
+    assert big["requests"]["nvidia.com/gpu"] == "8"
+
+
+def test_under_mixed_mig_workloads_land_on_their_layouts_and_whole_card_ones_never() -> None:
+    comp = _compile(MIXED)
+    landed = {}
+    for name, obj in workload_templates(comp.artifacts).items():
+        spec = obj["spec"]["template"]["spec"]
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "serve"}, "spec": spec}
+        landed[name] = {t for t, admitted, _ in placement_of(comp.cluster, pod) if admitted}
+    assert landed == {"small-model": {"a100-mig"}, "mid-model": {"a100-mig"}, "big-model": {"a100-whole"}}
+
+
+def test_under_mixed_capacity_counts_each_profiles_devices() -> None:
+    # 4 nodes x 8 cards x 2 = 64 1g.10gb devices; x 1 = 32 3g.40gb devices.
+    assert _compile(MIXED.replace("replicas: 4, migProfile: 3g.40gb", "replicas: 32, migProfile: 3g.40gb")).ok
+    assert _errors(MIXED.replace("replicas: 4, migProfile: 3g.40gb", "replicas: 33, migProfile: 3g.40gb")) == [
+        ("PC426", ("spec", "workloads", 2, "replicas"))
+    ]
+    too_many = _compile(MIXED.replace("gpus: 1, replicas: 4, migProfile", "gpus: 9, replicas: 4, migProfile"))
+    found = [d for d in too_many.report.errors if d.path == ("spec", "workloads", 2, "gpus")]
+    assert [d.code for d in found] == ["PC413"] and "have at most 8 (a100-mig 8)" in found[0].message
+
+
+def test_under_mixed_kueue_covers_the_mig_devices_with_the_tenants_guarantee() -> None:
+    text = MIXED.replace("  domain: ai.example.com\n", "  domain: ai.example.com\n  scheduler: {backend: kueue}\n")
+    comp = _compile(text)
+    assert comp.ok, [str(d) for d in comp.report.diagnostics]
+    (queue,) = [m.obj for a in comp.artifacts for m in a.manifests if m.obj["kind"] == "ClusterQueue"]
+    (group,) = queue["spec"]["resourceGroups"]
+    assert {"nvidia.com/mig-1g.10gb", "nvidia.com/mig-3g.40gb", "nvidia.com/mig-2g.20gb"} <= set(
+        group["coveredResources"]
+    )
+    nominal = {
+        r["name"]: r["nominalQuota"] for f in group["flavors"] for r in f["resources"] if r["nominalQuota"] != "0"
+    }
+    assert nominal["nvidia.com/mig-1g.10gb"] == "64"
+
+
+@pytest.mark.parametrize(
+    ("counted", "where"),
+    [
+        ("queue: {guarantee: {gpu: 16}}", ("queue", "guarantee")),
+        ("queue: {guarantee: {gpu: 16}, capability: {gpu: 24}}", ("queue", "guarantee")),
+        ("queue: {guarantee: {cpu: '8'}}\n      quota: {requests: {gpu: 16}}", ("quota", "requests")),
+    ],
+)
+def test_under_mixed_a_tenant_counting_gpus_must_count_its_mig_devices(counted: str, where: tuple) -> None:
+    text = MIXED.replace(f"queue: {{guarantee: {{gpu: 16, {MIXED_DEVICES}}}}}", counted)
+    found = [d for d in _compile(text).report.errors if d.code == "PC453"]
+    assert {d.path for d in found} >= {("spec", "tenants", 0, *where)}, [str(d) for d in found]
+    first = next(d for d in found if d.path == ("spec", "tenants", 0, *where))
+    assert "runs 64 nvidia.com/mig-1g.10gb" in first.message
+    assert first.hint == f"add nvidia.com/mig-1g.10gb: 64 to tenant 'serve' {'.'.join(where)}"
+
+
+def test_under_mixed_following_the_hint_counts_the_mig_devices() -> None:
+    text = MIXED.replace(
+        f"queue: {{guarantee: {{gpu: 16, {MIXED_DEVICES}}}}}",
+        "queue: {guarantee: {gpu: 16, nvidia.com/mig-1g.10gb: 64}}\n      quota: {requests: {gpu: 16}}",
+    )
+    hints = [d.hint for d in _compile(text).report.errors]
+    assert hints == [
+        "add nvidia.com/mig-1g.10gb: 64 to tenant 'serve' quota.requests",
+        "add nvidia.com/mig-3g.40gb: 4 to tenant 'serve' quota.requests",
+        "add nvidia.com/mig-3g.40gb: 4 to tenant 'serve' queue.guarantee",
+    ]
+    text = MIXED.replace(
+        f"queue: {{guarantee: {{gpu: 16, {MIXED_DEVICES}}}}}",
+        f"queue: {{guarantee: {{gpu: 16, {MIXED_DEVICES}}}}}\n      quota: {{requests: {{gpu: 16, {MIXED_DEVICES}}}}}",
+    )
+    comp = _compile(text)
+    assert comp.ok, [str(d) for d in comp.report.diagnostics]
+    (quota,) = [m.obj for a in comp.artifacts for m in a.manifests if m.obj["kind"] == "ResourceQuota"
+                and "requests.nvidia.com/gpu" in m.obj["spec"]["hard"]]  # fmt: skip
+    assert quota["spec"]["hard"]["requests.nvidia.com/mig-1g.10gb"] == "64"
+
+
+# --- a layout per group of cards ----------------------------------------------------------------------------
+
+PER_CARD = MIXED.replace(
+    "mig: {strategy: mixed, devices: {3g.40gb: 1, 2g.20gb: 1, 1g.10gb: 2}}",
+    "mig: {strategy: mixed, cards: [{count: 4, devices: {3g.40gb: 2}}, {count: 4, devices: {1g.10gb: 7}}]}",
+).replace(f"{{gpu: 16, {MIXED_DEVICES}}}", "{gpu: 16, nvidia.com/mig-1g.10gb: 64, nvidia.com/mig-3g.40gb: 4}")
+"""A100 80GB nodes whose cards 0-3 each hold two 3g.40gb and cards 4-7 seven 1g.10gb."""
+
+
+def test_a_layout_per_group_of_cards_numbers_the_cards_for_the_mig_manager() -> None:
+    comp = _compile(PER_CARD)
+    assert comp.ok, [str(d) for d in comp.report.diagnostics]
+    config_map = YAML(typ="safe").load(comp.files["gpu-operator/mig-parted-config.yaml"].data)
+    config = YAML(typ="safe").load(config_map["data"]["config.yaml"])
+    assert config == {
+        "version": "v1",
+        "mig-configs": {
+            "policyc-4c-3g.40gbx2-4c-1g.10gbx7": [
+                {"devices": [0, 1, 2, 3], "mig-enabled": True, "mig-devices": {"3g.40gb": 2}},
+                {"devices": [4, 5, 6, 7], "mig-enabled": True, "mig-devices": {"1g.10gb": 7}},
+            ]
+        },
+    }
+    pools = {p["name"]: p["labels"] for p in json.loads(comp.files["nodes/plan.json"].data)["pools"]}
+    assert pools["a100-mig"]["nvidia.com/mig.config"] == "policyc-4c-3g.40gbx2-4c-1g.10gbx7"
+
+
+def test_a_layout_per_group_of_cards_sizes_pods_and_capacity_by_its_devices() -> None:
+    comp = _compile(PER_CARD)
+    # A node: 4 cards x 6 compute slices (two 3g) + 4 cards x 7 (seven 1g) = 52 slices. A 1g.10gb pod gets
+    # 128 cpu x 1/52 x 0.9 = 2.2 -> 2 and 1000Gi x 1/52 x 0.9 = 17.3Gi -> 17Gi; a 3g.40gb pod 6.6 -> 6 and
+    # 51.9Gi -> 51Gi.
+    assert _container(comp, "small-model")["resources"]["requests"] == {
+        "cpu": "2", "memory": "17Gi", "nvidia.com/mig-1g.10gb": "1"
+    }  # fmt: skip
+    assert _container(comp, "mid-model")["resources"]["requests"] == {
+        "cpu": "6", "memory": "51Gi", "nvidia.com/mig-3g.40gb": "1"
+    }  # fmt: skip
+    # 4 nodes x 4 cards x 2 = 32 3g.40gb devices; 4 nodes x 4 cards x 7 = 112 1g.10gb devices.
+    assert _compile(PER_CARD.replace("replicas: 4, migProfile: 3g.40gb", "replicas: 32, migProfile: 3g.40gb")).ok
+    assert _errors(PER_CARD.replace("replicas: 4, migProfile: 3g.40gb", "replicas: 33, migProfile: 3g.40gb")) == [
+        ("PC426", ("spec", "workloads", 2, "replicas"))
+    ]
+
+
+def test_card_groups_must_take_every_card_and_each_fit_its_card() -> None:
+    at = ("spec", "nodePools", 0, "gpu", "mig", "cards")
+    assert _errors(PER_CARD.replace("{count: 4, devices: {1g.10gb: 7}}", "{count: 3, devices: {1g.10gb: 7}}")) == [
+        ("PC444", at)
+    ]
+    found = _compile(PER_CARD.replace("{count: 4, devices: {1g.10gb: 7}}", "{count: 4, devices: {1g.10gb: 8}}"))
+    assert [(d.code, d.path) for d in found.report.errors] == [("PC444", (*at, 1, "devices"))]
+    assert "holds at most 7 1g.10gb, not 8" in found.report.errors[0].message
+
+
+@pytest.mark.parametrize(
+    "layout",
+    ["{strategy: mixed}", "{strategy: mixed, devices: {1g.10gb: 7}, cards: [{count: 8, devices: {1g.10gb: 7}}]}"],
+)
+def test_a_layout_is_devices_or_cards(layout: str) -> None:
+    text = PER_CARD.replace(
+        "{strategy: mixed, cards: [{count: 4, devices: {3g.40gb: 2}}, {count: 4, devices: {1g.10gb: 7}}]}", layout
+    )
+    errors = _compile(text).report.errors
+    assert [d.path for d in errors] == [("spec", "nodePools", 0, "gpu", "mig")]
+    assert "exactly one" in errors[0].message and errors[0].hint
+
+
+def test_a_long_layout_name_is_a_valid_label_value() -> None:
+    groups = ", ".join(f"{{count: 1, devices: {{{profile}}}}}" for profile in
+                       ["1g.10gb: 7", "2g.20gb: 3", "3g.40gb: 2", "4g.40gb: 1", "7g.80gb: 1", "1g.20gb: 4",
+                        "1g.10gb: 6", "2g.20gb: 2"])  # fmt: skip
+    text = (
+        PER_CARD.replace(
+            "cards: [{count: 4, devices: {3g.40gb: 2}}, {count: 4, devices: {1g.10gb: 7}}]", f"cards: [{groups}]"
+        )
+        .replace("mig-1g.10gb: 64", "mig-1g.10gb: 52")
+        .replace("replicas: 64, migProfile", "replicas: 52, migProfile")
+    )
+    comp = _compile(text)  # 4 nodes x (7 + 6) 1g.10gb devices = 52
+    assert comp.ok, [str(d) for d in comp.report.diagnostics]
+    pools = {p["name"]: p["labels"] for p in json.loads(comp.files["nodes/plan.json"].data)["pools"]}
+    name = pools["a100-mig"]["nvidia.com/mig.config"]
+    assert len(name) <= 63 and re.fullmatch(r"policyc-[0-9a-f]{16}", name), name
+
+
+def test_under_mixed_kai_warns_that_its_queues_do_not_count_mig_devices() -> None:
+    text = MIXED.replace("  domain: ai.example.com\n", "  domain: ai.example.com\n  scheduler: {backend: kai}\n")
+    comp = _compile(text.replace(f"{{gpu: 16, {MIXED_DEVICES}}}", "{gpu: 16}"))
+    warned = {(d.code, d.path) for d in comp.report.warnings}
+    assert ("PC805", ("spec", "nodePools", 0, "gpu", "mig")) in warned
+    errors = [(d.code, d.path[-1]) for d in _compile(text).report.errors]
+    assert ("PC801", "nvidia.com/mig-1g.10gb") in errors  # a KAI queue cannot hold MIG devices

@@ -39,17 +39,19 @@ def sharing_configurations(cluster: Cluster) -> dict[str, dict]:
 
 
 def mig_configuration(cluster: Cluster) -> dict | None:
-    """The MIG manager's configuration: a layout per partitioned pool (every card alike), or None."""
-    layouts = {
-        p.labels[MIG_CONFIG]: [{"devices": "all", "mig-enabled": True, "mig-devices": dict(p.mig[1])}]
-        for p in cluster.pools
-        if p.mig is not None
-    }
+    """The MIG manager's configuration: a layout per partitioned pool, or None. A layout is one entry for all the
+    cards, or one per group of cards, by their indices."""
+    layouts = {}
+    for p in cluster.pools:
+        if p.mig is None:
+            continue
+        entries, first = [], 0
+        for count, devices in p.mig.cards:
+            cards: str | list[int] = "all" if len(p.mig.cards) == 1 else list(range(first, first + count))
+            entries.append({"devices": cards, "mig-enabled": True, "mig-devices": dict(devices)})
+            first += count
+        layouts[p.labels[MIG_CONFIG]] = entries
     return {"version": "v1", "mig-configs": dict(sorted(layouts.items()))} if layouts else None
-
-
-def mig_strategy(cluster: Cluster) -> str | None:
-    return next((p.mig[0] for p in cluster.pools if p.mig is not None), None)
 
 
 def helm_values(cluster: Cluster) -> dict:
@@ -57,7 +59,7 @@ def helm_values(cluster: Cluster) -> dict:
     out: dict = {}
     if sharing_configurations(cluster):
         out["devicePlugin"] = {"config": {"name": DEVICE_PLUGIN_CONFIG_MAP}}
-    if (strategy := mig_strategy(cluster)) is not None:
+    if (strategy := cluster.mig_strategy) is not None:
         out["mig"] = {"strategy": strategy}
         out["migManager"] = {"config": {"name": MIG_CONFIG_MAP}}
     return out

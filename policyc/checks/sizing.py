@@ -8,7 +8,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from policyc.contract import PodResources, pod_resources, pods_per_node, reachable_pools
+from policyc.contract import (
+    PodResources,
+    accelerator,
+    devices_per_node,
+    pod_resources,
+    pods_per_node,
+    reachable_pools,
+)
 from policyc.diagnostics import Diagnostic, diag, listing
 from policyc.ir import Cluster, Pool, Tenant, Workload, queue_chain
 from policyc.k8s.quantity import Quantity
@@ -32,12 +39,13 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
 def _pod_too_large(cluster: Cluster, w: Workload, pods: PodResources, pools: Sequence[Pool]) -> Iterator[Diagnostic]:
     if any(pods_per_node(p, pods.requests) for p in pools):
         return
-    most = max(p.gpus_per_node for p in pools)
+    gpu = accelerator(cluster, w)
+    most = max(devices_per_node(p, gpu) for p in pools)
     if w.gpus > most:
         yield diag(
             "workload-without-gpus-per-node",
             f"workload '{w.name}' asks for {w.gpus} GPUs per pod, but nodes of the pools it can use have at most "
-            f"{most} ({listing([f'{p.name} {p.gpus_per_node}' for p in pools])})",
+            f"{most} ({listing([f'{p.name} {devices_per_node(p, gpu)}' for p in pools])})",
             (*w.path, "gpus"),
             hint=f"use gpus: {most} or less per pod and more replicas",
         )

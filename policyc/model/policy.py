@@ -100,6 +100,13 @@ class GpuSharing(Model):
     )
 
 
+class GpuMigCards(Model):
+    count: int = Field(ge=1, le=64, description="How many cards take this layout (the next ones by index).")
+    devices: dict[str, int] = Field(
+        min_length=1, description='MIG devices on each of these cards: profile -> count, e.g. {"3g.40gb": 2}.'
+    )
+
+
 class GpuMig(Model):
     strategy: Literal["single", "mixed"] = Field(
         "single",
@@ -108,9 +115,29 @@ class GpuMig(Model):
             "as nvidia.com/mig-<profile>. One strategy for the cluster (the GPU Operator's mig.strategy)."
         ),
     )
-    devices: dict[str, int] = Field(
-        min_length=1, description='MIG devices on each card: profile -> count, e.g. {"1g.10gb": 7}.'
+    devices: dict[str, int] | None = Field(
+        None,
+        min_length=1,
+        description='MIG devices on each card, every card alike: profile -> count, e.g. {"1g.10gb": 7}.',
     )
+    cards: list[GpuMigCards] | None = Field(
+        None,
+        min_length=1,
+        description=(
+            "Instead of devices, a layout per group of cards, the groups taking the node's cards in the order of their "
+            "indices; the counts add up to gpu.count."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _one_layout(self) -> GpuMig:
+        if (self.devices is None) == (self.cards is None):
+            raise policy_error(
+                "invalid-value",
+                "gpu.mig takes devices (every card alike) or cards (a layout per group of cards): exactly one",
+                hint='write devices: {"1g.10gb": 7}, or cards: [{count: 4, devices: {...}}, {count: 4, ...}]',
+            )
+        return self
 
 
 class Gpu(Model):

@@ -18,11 +18,14 @@ resource may be in only one group). The root Cohort lists every flavor, so a fla
 pools; a flavor per tier and usage stops at 64 tier-usage pairs (21 tiers of all three usages), which
 `policyc.backends.kueue.rules` reports before anything is emitted, with Kueue's other limits on a flavor (at most
 8 node labels, taints and tolerations each).
+
+Kueue admits a workload whole: all the pods of its pod sets at once. A batch Job's smaller gang (minMember) becomes
+Kueue's partial admission (`MIN_PARALLELISM`); a PyTorchJob has none, which `policyc.backends.kueue.rules` reports.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from policyc import yaml_emitter
 from policyc.artifacts import Artifact, Manifest
@@ -42,6 +45,10 @@ WAVES = {"ResourceFlavor": 2, "Cohort": 2, "ClusterQueue": 3, "LocalQueue": 4}
 """ClusterQueues come after the flavors and cohorts they name, and LocalQueues after their ClusterQueue."""
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"
+"""A batch Job's partial admission (feature gate PartialAdmission, beta and on by default since Kueue 0.5): when the
+whole Job does not fit, even after borrowing and preemption, Kueue lowers its parallelism, to no less than this
+(below parallelism, Kueue's webhook checks); completions stay."""
 
 PROFILES = {"binpack": "gpu-binpack", "spread": "gpu-spread"}
 """kube-scheduler profile (the pods' schedulerName) per placement."""
@@ -135,7 +142,10 @@ def queue_binding(cluster: Cluster, tenant: str) -> Binding:
 
 
 def binding(cluster: Cluster, workload: Workload) -> Binding:
-    return queue_binding(cluster, workload.tenant)
+    # Only a batch Job can be admitted with fewer pods than it runs (a PyTorchJob's gang: rules.check).
+    partial = workload.kind == "Job" and workload.gang < workload.replicas
+    annotations = {MIN_PARALLELISM: str(workload.gang)} if partial else {}
+    return replace(queue_binding(cluster, workload.tenant), object_annotations=annotations)
 
 
 def tolerations_added(cluster: Cluster, tenant: Tenant) -> tuple[dict, ...]:

@@ -36,4 +36,11 @@ RULES: tuple[Rule, ...] = (
         "The policy needs more than Kueue allows: over 64 flavors in a queue, over 8 node labels, taints or "
         "tolerations on a flavor, or a flavor name over 253 characters.",
     ),
+    Rule(
+        "PC708",
+        "gang-minimum-ignored-by-kueue",
+        Severity.WARNING,
+        "A PyTorchJob's gang minimum (minMember, elastic.minReplicas) below its replicas: Kueue admits a PyTorchJob "
+        "only whole, so it waits until all its replicas fit.",
+    ),
 )

@@ -1,9 +1,9 @@
 """What the Kueue backend accepts: workload kinds Kueue can admit, queue fields it has no equivalent for, pools
 whose capacity it needs, Kueue's limits on what the policy makes of them (64 flavors in a queue's resource group,
 8 node labels, taints and tolerations on a flavor, 253 characters in a flavor name), nominal quotas within each
-flavor's group of pools, flavors a preferred-placement workload must not get; and Kueue's own rules on what the
-backend generates (resource groups, limits only inside a cohort, the controller Configuration and the
-kube-scheduler profile), which only a policyc bug can break.
+flavor's group of pools, flavors a preferred-placement workload must not get, gang minimums Kueue cannot honour;
+and Kueue's own rules on what the backend generates (resource groups, limits only inside a cohort, the controller
+Configuration and the kube-scheduler profile), which only a policyc bug can break.
 
 A flavor is the pools of one GPU tier and one usage (`policyc.backends.kueue.Flavor`)."""
 
@@ -30,6 +30,7 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
     yield from _flavor_entries(cluster)
     yield from _nominal_within_flavors(cluster)
     yield from _preferred_placement(cluster)
+    yield from _gang_minimum(cluster)
     yield from _generated(cluster)
 
 
@@ -209,6 +210,31 @@ def _preferred_placement(cluster: Cluster) -> Iterator[Diagnostic]:
                 "there and add the flavor's node selector and tolerations to its pods",
                 (*w.path, "placement"),
                 hint="use placement: strict (Kueue then offers it only the flavors its affinity allows)",
+            )
+
+
+def _gang_minimum(cluster: Cluster) -> Iterator[Diagnostic]:
+    """Kueue admits a PyTorchJob's pod sets whole (no partial admission; it reads neither minAvailable nor
+    elasticPolicy): a smaller gang than its replicas only delays it. A batch Job's becomes partial admission."""
+    for w in cluster.workloads:
+        if w.kind != "PyTorchJob" or w.gang >= w.replicas:
+            continue
+        whole = f"Kueue admits a PyTorchJob only whole: it waits until queue '{w.tenant}' has room for all {w.replicas}"
+        if w.elastic:
+            yield diag(
+                "gang-minimum-ignored-by-kueue",
+                f"elastic PyTorchJob '{w.name}' may run with {w.gang} workers (elastic.minReplicas), but {whole} "
+                "it starts with (replicas)",
+                (*w.path, "elastic", "minReplicas"),
+                hint=f"set elastic.minReplicas to {w.replicas}, or replicas to {w.gang}",
+            )
+        else:
+            yield diag(
+                "gang-minimum-ignored-by-kueue",
+                f"PyTorchJob '{w.name}' may start with {w.gang} of its {w.replicas} pods (minMember), but {whole}",
+                (*w.path, "minMember"),
+                hint=f"set minMember to {w.replicas} or remove it; or use kind: Job, which Kueue may start with "
+                f"{w.gang} pods (partial admission)",
             )
 
 
