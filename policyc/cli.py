@@ -2,17 +2,18 @@
 
 Exit codes: 0 success; 1 the policy has errors, or (with --check) the output directory differs from the
 build; 2 usage error (bad option, missing argument, an output directory policyc will not replace or
-cannot write); 3 internal error (a policyc bug).
+cannot write, a standard output that cannot be written); 3 internal error (a policyc bug).
 """
 
 from __future__ import annotations
 
+import errno
+import gc
 import os
 import re
 import sys
-import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -43,9 +44,11 @@ def _colour(word: str, severity: str) -> str:
 
 def _emit_diagnostics(compilations: list, fmt: str) -> None:
     """Print every report's diagnostics in `fmt` (colour only reaches a terminal: click strips it elsewhere)."""
+    reports = [c.report for c in compilations]
+    if fmt == "text" and not any(report.diagnostics for report in reports):
+        return  # nothing to print
     from policyc import formats
 
-    reports = [c.report for c in compilations]
     if fmt == "json":
         click.echo(formats.to_json(reports))
     elif fmt == "github":
@@ -276,8 +279,50 @@ def report(policy: str, fmt: str, output: str | None) -> None:
     sys.exit(EXIT_OK if compilation.ok else EXIT_FAILED)
 
 
-def run() -> None:
-    """Entry point: `main`, with an interrupt as exit code 130 and internal errors as 3 with a short message."""
+def run() -> NoReturn:
+    """Entry point: `main`, with an interrupt as exit code 130 and internal errors as 3 with a short message.
+
+    It is the process's, and ends it without the interpreter's shutdown: once the output is flushed, nothing is
+    left to do, and the shutdown would tear down every module and object (a million after a large build) one by
+    one. For the same reason the cyclic garbage collector is paused meanwhile (as `policyc.compile` pauses it for a
+    build): a command makes little cyclic garbage, and collections would traverse the objects of the imports and
+    of the build again and again. Pydantic plugins installed beside policyc are not loaded: they could change how a
+    policy is validated, and looking for them reads the metadata of every installed package (set
+    PYDANTIC_DISABLE_PLUGINS to choose otherwise)."""
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    gc.disable()
+    try:
+        _run()
+        code: object = EXIT_OK
+    except SystemExit as e:
+        code = e.code
+    _exit(code)
+
+
+def _exit(code: object) -> NoReturn:
+    """End the process with `code` (as `sys.exit` takes it) once stdout and stderr are flushed."""
+    if code is None:
+        code = EXIT_OK
+    elif not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BrokenPipeError:  # the reader left (`policyc report | head`): what it read is what it wanted
+            pass
+        except (OSError, ValueError) as e:  # output lost (a full disk): not a success
+            if stream is sys.stdout:
+                print(f"policyc: cannot write the output: {getattr(e, 'strerror', None) or e}", file=sys.stderr)
+                code = code or EXIT_USAGE
+    os._exit(code)
+
+
+_OUTPUT_LOST = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+"""Errors writing to standard output that are the machine's, not policyc's."""
+
+
+def _run() -> None:
     try:
         code = main.main(standalone_mode=False)
     except (click.exceptions.Abort, KeyboardInterrupt):  # click turns an interrupt into Abort
@@ -287,8 +332,13 @@ def run() -> None:
         e.show()
         sys.exit(e.exit_code)
     except Exception as e:  # a bug: say so briefly; the traceback only on request
+        if isinstance(e, OSError) and e.errno in _OUTPUT_LOST:  # not a bug: stdout went to a full disk
+            click.echo(f"policyc: cannot write the output: {e.strerror}", err=True)
+            sys.exit(EXIT_USAGE)
         click.echo(f"policyc: internal error: {type(e).__name__}: {e}", err=True)
         if os.environ.get("POLICYC_DEBUG"):
+            import traceback
+
             traceback.print_exc()
         else:
             click.echo("policyc: this is a bug; rerun with POLICYC_DEBUG=1 for details and please report it", err=True)

@@ -11,12 +11,18 @@ from policyc.resources import schemas_dir
 def crd_schema(api_version: str, kind: str) -> dict[str, Any] | None:
     """The draft 2020-12 schema for a whole ``api_version``/``kind`` object, or None if policyc
     ships none. The returned dict is shared between callers: do not modify it."""
+    text = crd_schema_text(api_version, kind)
+    return None if text is None else json.loads(text)
+
+
+@functools.cache
+def crd_schema_text(api_version: str, kind: str) -> str | None:
+    """`crd_schema` as the JSON text of its file."""
     group, _, version = api_version.rpartition("/")
     if not group:
         return None
     path = schemas_dir() / "crds" / f"{group}_{kind.lower()}_{version}.json"
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
-    return json.loads(text)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,11 +87,14 @@ def immutable_changes(cluster: Cluster, directory: str | os.PathLike[str]) -> li
     applying them fails (the API server refuses the update), and keeps failing on every later sync."""
     path = Path(directory) / PRIORITY_CLASSES
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return []
+        with open(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as f:  # a FIFO must not block
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
+                return []
+            text = f.read().decode("utf-8")
         previous = {
             doc["metadata"]["name"]: doc
-            for doc in YAML(typ="safe").load_all(path.read_text(encoding="utf-8"))
+            for doc in YAML(typ="safe").load_all(text)
             if isinstance(doc, dict) and doc.get("kind") == "PriorityClass"
         }
     except (OSError, UnicodeError, YAMLError, KeyError, TypeError):

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from policyc.diagnostics import Diagnostic, Path, PolicyError, diag
-from policyc.yaml_errors import explain, line_column
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 """Policies above this size are rejected before parsing (a 5,000-node policy is well under 1 MiB)."""
@@ -26,7 +25,7 @@ MAX_NODES = 500_000
 MAX_DEPTH = 64
 """Deepest nesting of mappings and sequences accepted."""
 _PRESCAN_CHARS = MAX_NODES // 2
-_LONG_LINE = re.compile(r"[^\n]{257}")
+_LONG_LINE = 256
 """Texts longer than `_PRESCAN_CHARS`, or with a line longer than 256 characters, are checked by `_prescan`
 before they are composed: ruamel.yaml's composer costs about 20 µs and 250 bytes a node (an 8 MiB file of
 4 million tiny values would take minutes and gigabytes before `MAX_NODES` could be counted), and libyaml's
@@ -111,11 +110,15 @@ def load_bytes(raw: bytes, file: str) -> Document:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
+        from policyc.yaml_errors import line_column  # error paths only import it
+
         line, column = line_column(raw, e.start, b"\n")
         raise _fatal(
             "encoding", f"byte 0x{raw[e.start]:02x} is not valid UTF-8", line, column, _NOT_UTF8_HINT
         ) from None
     if "\x00" in text:
+        from policyc.yaml_errors import line_column
+
         line, column = line_column(text, text.index("\x00"), "\n")
         raise _fatal("encoding", "the file contains a NUL byte", line, column, "is this a binary file?")
     return _Builder(file).build(text)
@@ -146,16 +149,20 @@ class _Builder:
 
         too_deep = _flow_too_deep(text)  # libyaml's composer recurses in C: refuse before it overflows
         if too_deep is not None:
+            from policyc.yaml_errors import line_column
+
             raise _fatal(
                 "input-too-large",
                 f"the document nests deeper than policyc accepts ({MAX_DEPTH} levels)",
                 *line_column(text, too_deep, "\n"),
             )
         try:
-            if len(text) > _PRESCAN_CHARS or _LONG_LINE.search(text):
+            if len(text) > _PRESCAN_CHARS or _has_long_line(text):
                 _prescan(text)
             nodes = [n for n in _yaml().compose_all(text) if n is not None]
         except YAMLError as e:
+            from policyc.yaml_errors import explain
+
             message, hint, line, column = explain(e, text)
             raise PolicyError([_located(diag("yaml-syntax", message, hint=hint), line, column)]) from None
         if not nodes or (len(nodes) == 1 and nodes[0].tag == _NULL):  # nothing, or only "---"
@@ -198,30 +205,35 @@ class _Builder:
                     node, "input-too-large", f"the document nests deeper than policyc accepts ({MAX_DEPTH} levels)"
                 )
             return None
-        tag = node.tag
+        tag = node.tag  # a property of ruamel's nodes that builds the string each time: read once per node
         if tag == _MAP:
             return self.mapping(node, path, depth)
         if tag == _SEQ:
             out = []
+            values = self.source_map.values
             for i, item in enumerate(node.value):
-                self.source_map.values[(*path, i)] = _pos(item)
-                out.append(self.value(item, (*path, i), depth + 1))
+                child = (*path, i)
+                mark = item.start_mark  # `_pos`, inlined in the loops: a large policy has 30,000 nodes
+                values[child] = mark.line + 1, mark.column + 1
+                out.append(self.value(item, child, depth + 1))
             return out
-        return self.scalar(node, path)
+        return self.scalar(node, path, tag)
 
     def mapping(self, node: Any, path: Path, depth: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
         merges = []
+        keys, values = self.source_map.keys, self.source_map.values
         for key_node, value_node in node.value:
-            if key_node.tag == _MERGE:
+            key_tag = key_node.tag
+            if key_tag == _MERGE:
                 merges.append(value_node)
                 continue
-            key = self.key(key_node)
+            key = self.key(key_node, key_tag)
             if key is None:
                 continue
             child = (*path, key)
             if key in out:
-                first = self.source_map.keys[child][0]
+                first = keys[child][0]
                 self.error(
                     key_node,
                     "duplicate-key",
@@ -229,8 +241,10 @@ class _Builder:
                     hint=f"it is first defined on line {first}; remove one of them",
                 )
                 continue
-            self.source_map.keys[child] = _pos(key_node)
-            self.source_map.values[child] = _pos(value_node)
+            mark = key_node.start_mark
+            keys[child] = mark.line + 1, mark.column + 1
+            mark = value_node.start_mark
+            values[child] = mark.line + 1, mark.column + 1
             out[key] = self.value(value_node, child, depth + 1)
         for merge in merges:
             for source in merge.value if merge.tag == _SEQ else [merge]:
@@ -238,7 +252,7 @@ class _Builder:
                     self.error(source, "unsupported-yaml", "a merge key ('<<') must merge a mapping")
                     continue
                 for key_node, value_node in source.value:
-                    key = self.key(key_node)
+                    key = self.key(key_node, key_node.tag)
                     if key is None or key in out:
                         continue
                     child = (*path, key)
@@ -247,8 +261,8 @@ class _Builder:
                     out[key] = self.value(value_node, child, depth + 1)
         return out
 
-    def key(self, node: Any) -> str | None:
-        if node.tag == _STR:
+    def key(self, node: Any, tag: str) -> str | None:
+        if tag == _STR:
             return node.value
         if isinstance(node.value, str):
             self.error(
@@ -258,8 +272,8 @@ class _Builder:
             self.error(node, "unsupported-yaml", "mapping keys must be plain strings")
         return None
 
-    def scalar(self, node: Any, path: Path) -> Any:
-        tag, text = node.tag, node.value
+    def scalar(self, node: Any, path: Path, tag: str) -> Any:
+        text = node.value
         if isinstance(text, list):  # a mapping or sequence with a custom tag
             return self.reject(
                 node, path, f"YAML tag '{_short(tag)}' is not supported", "remove the tag; policies use plain YAML"
@@ -350,12 +364,29 @@ def _document_start(text: str, index: int) -> int:
     return text.count("\n", 0, marker + 1) + 1
 
 
+def _has_long_line(text: str) -> bool:
+    """Whether a line of `text` is longer than `_LONG_LINE` characters (split in C: a regex searching for a run of
+    257 characters would try each of the text's positions)."""
+    return len(text) > _LONG_LINE and max(map(len, text.split("\n"))) > _LONG_LINE
+
+
 _BRACKET = re.compile(r"[\[\]{}]")
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
 
 def _flow_too_deep(text: str) -> int | None:
     """Index of the first flow bracket beyond `MAX_DEPTH` levels, counting every bracket (an upper bound)."""
     if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return None
+    depth = 0
+    for bracket in _NOT_BRACKET.sub("", text):  # the brackets alone: a large flow-style policy has thousands
+        if bracket in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                break
+        elif depth:
+            depth -= 1
+    else:
         return None
     depth = 0
     for match in _BRACKET.finditer(text):

@@ -4,9 +4,11 @@ Built-in kinds are checked against the strict OpenAPI schemas of the policy's `k
 kubernetes-validate ships; custom resources against the structural schemas in ``schemas/crds`` (unknown
 fields rejected, as the API server does), with their `metadata` checked as Kubernetes' ObjectMeta.
 
-The definitions document of a version is parsed once into a jsonschema-rs registry and each kind's schema is
-compiled once against it; an object then takes microseconds. kubernetes-validate's
-own `validate` reloads 1.8 MB of definitions and builds a validator for every call (about 10 ms).
+Each kind's schema is compiled once (jsonschema-rs), against a registry of the definitions it refers to, directly
+or not; an object then takes microseconds. The definitions document of a version (1.6 MB and 770 definitions for
+1.36) is read once and indexed, and only the definitions a kind reaches are parsed (`_Definitions`): a policy's
+kinds reach a fifth of them. kubernetes-validate's own `validate` reloads the whole document and builds a validator
+for every call (about 10 ms).
 
 A failure is reported as one short line (`describe`): the failing keyword, its parameters and the start of the
 failing value, never the whole value.
@@ -17,12 +19,13 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path as FsPath
 from typing import Any
 
 from policyc.artifacts import Artifact, Manifest
-from policyc.crd_schemas import crd_schema
+from policyc.crd_schemas import crd_schema, crd_schema_text
 from policyc.diagnostics import Diagnostic, diag
 from policyc.k8s import validation
 
@@ -44,13 +47,106 @@ _DEFINITIONS_URI = "file:///_definitions.json"
 """Where the kinds' schemas find the definitions document: they refer to it as ``_definitions.json``."""
 
 
+class _Definitions:
+    """The definitions document of one Kubernetes version, parsed lazily: `document(roots)` is the document with
+    the definitions `roots` reach, every one of them exactly as in the file.
+
+    kubernetes-json-schema writes the document with two-space indentation: ``{"$defs": {...}, "$schema": ...,
+    "$id": ...}``, a definition per key of ``$defs`` at four spaces. The text is indexed by those keys (no JSON is
+    parsed for it) and a definition is parsed when first reached, with the references it holds. A document laid out
+    otherwise, or a reference that is not to a definition of it, and the registry holds the whole document, as
+    before: it never lacks what a schema refers to."""
+
+    _KEY = re.compile(r'\n    "([^"\\\n]+)": \{\n')
+    _REF = re.compile(r'"\$ref"\s*:\s*"([^"]*)"')
+    _TO_DEFINITION = re.compile(r"(?:[^#]*/)?(?:_definitions\.json)?#/\$defs/([^/~%]+)")
+    _HEAD = '{\n  "$defs": {\n'
+
+    def __init__(self, path: FsPath):
+        with open(path, encoding="utf-8") as f:
+            self.text = f.read()
+        self.parsed: dict[str, tuple[Any, list[str]]] = {}
+        self.starts: dict[str, int] = {}
+        self.rest: dict[str, Any] = {}
+        try:
+            end = self.text.index("\n  }")
+            if self.text.startswith(self._HEAD):
+                self.starts = {m[1]: m.end() - 2 for m in self._KEY.finditer(self.text, 0, end)}
+                self.rest = json.loads("{" + self.text[end + 4 :].lstrip(" \n,"))  # "$schema" and "$id"
+        except ValueError:
+            self.starts = {}
+
+    def document(self, roots: list[str] | None) -> dict[str, Any] | None:
+        """The document with the definitions `roots` reach, or None when it must be the whole document."""
+        if roots is None or not self.starts or not isinstance(self.rest, dict) or "$defs" in self.rest:
+            return None
+        found: dict[str, Any] = {}
+        todo = list(roots)
+        while todo:
+            name = todo.pop()
+            if name in found:
+                continue
+            entry = self._definition(name)
+            if entry is None:
+                return None
+            found[name], refs = entry
+            todo += refs
+        return {"$defs": found, **self.rest}
+
+    def _definition(self, name: str) -> tuple[Any, list[str]] | None:
+        if name not in self.parsed:
+            start = self.starts.get(name)
+            if start is None:
+                return None
+            try:
+                value, end = _DECODER.raw_decode(self.text, start)
+            except ValueError:
+                return None
+            refs = self.references(self.text[start:end])
+            if refs is None or not isinstance(value, dict):
+                return None
+            self.parsed[name] = value, refs
+        return self.parsed[name]
+
+    @classmethod
+    def references(cls, text: str) -> list[str] | None:
+        """The names of the definitions JSON `text` refers to, or None if it holds another kind of reference (or one
+        this scan could miss)."""
+        refs = cls._REF.findall(text)
+        if len(refs) != text.count('"$ref"') or '"$dynamicRef"' in text or '"$recursiveRef"' in text:
+            return None
+        names = []
+        for ref in refs:
+            match = cls._TO_DEFINITION.fullmatch(ref)
+            if match is None:
+                return None
+            names.append(match[1])
+        return names
+
+
+_DECODER = json.JSONDecoder()
+
+
 @functools.cache
-def _registry(version: str):
-    """The definitions of one Kubernetes version, parsed once and shared by every validator of that version."""
+def _definitions(version: str) -> _Definitions:
+    return _Definitions(_schema_root(version) / "_definitions.json")
+
+
+def _registry(version: str, roots: list[str] | None):
+    """A registry of the definitions `roots` reach (of all of them if `roots` is None)."""
     import jsonschema_rs
 
-    with open(_schema_root(version) / "_definitions.json", encoding="utf-8") as f:
-        return jsonschema_rs.Registry([(_DEFINITIONS_URI, json.load(f))])
+    document = _definitions(version).document(roots)
+    if document is None:
+        return _whole_registry(version)
+    return jsonschema_rs.Registry([(_DEFINITIONS_URI, document)])
+
+
+@functools.cache
+def _whole_registry(version: str):
+    import jsonschema_rs
+
+    return jsonschema_rs.Registry([(_DEFINITIONS_URI, json.loads(_definitions(version).text))])
 
 
 @functools.cache
@@ -58,20 +154,24 @@ def validator(version: str, api_version: str, kind: str):
     """A compiled validator for one kind (raises `UnknownKind` if there is no schema for it)."""
     import jsonschema_rs
 
-    schema = crd_schema(api_version, kind)
+    schema: Any = crd_schema(api_version, kind)
     if schema is not None:
         # metadata is open in CRD schemas; the API server validates it as ObjectMeta.
         meta = {"$ref": f"{_DEFINITIONS_URI}#/$defs/{_OBJECT_META}"}
         schema = {**schema, "properties": {**schema["properties"], "metadata": meta}}
+        roots = [_OBJECT_META] if "$ref" not in crd_schema_text(api_version, kind) else None
     else:
         group, _, ver = api_version.rpartition("/")
         name = f"{kind.lower()}-{group.split('.')[0]}-{ver}.json" if group else f"{kind.lower()}-{ver}.json"
         try:
             with open(_schema_root(version) / name, encoding="utf-8") as f:
-                schema = json.load(f)
+                schema = f.read()  # jsonschema-rs parses it
         except FileNotFoundError:
             raise UnknownKind(f"no schema for {api_version} {kind} in Kubernetes {version}") from None
-    return jsonschema_rs.Draft202012Validator(schema, registry=_registry(version), base_uri=f"file:///{kind}.json")
+        roots = _Definitions.references(schema)
+    return jsonschema_rs.Draft202012Validator(
+        schema, registry=_registry(version, roots), base_uri=f"file:///{kind}.json"
+    )
 
 
 API_VALIDATION: dict[tuple[str, str], Callable[[Mapping[str, Any]], list[validation.FieldError]]] = {
@@ -87,7 +187,8 @@ def verify(artifacts: list[Artifact], version: str) -> list[Diagnostic]:
     """Diagnostics for every emitted object that fails its schema, the API server's validation of its kind, or
     admission of the priority classes in the order Argo CD applies them (none is expected: each is a policyc
     bug)."""
-    out = [d for a in artifacts for d in _verify_artifact(a, version)]
+    checks: dict[tuple[str, str], tuple[Any, Callable[[Mapping[str, Any]], list[validation.FieldError]] | None]] = {}
+    out = [d for a in artifacts for d in _verify_artifact(a, version, checks)]
     out += [d for a in artifacts if a.path == NODE_PLAN and a.text is not None for d in _node_taints(a)]
     created: list[Mapping[str, Any]] = []
     for a in artifacts:
@@ -129,21 +230,28 @@ def _refused(a: Artifact, m: Manifest, reason: str) -> Diagnostic:
     )
 
 
-def _verify_artifact(a: Artifact, version: str) -> Iterator[Diagnostic]:
+def _verify_artifact(a: Artifact, version: str, checks: dict) -> Iterator[Diagnostic]:
+    """`checks`: (apiVersion, kind) -> (validator, the API server's validation or None), filled as kinds come."""
     for m in a.manifests:
         obj = m.obj
-        if obj["kind"] == "Kustomization":
+        kind = obj["kind"]
+        if kind == "Kustomization":
+            continue
+        key = (obj["apiVersion"], kind)
+        entry = checks.get(key)
+        if entry is None:
+            try:
+                entry = checks[key] = validator(version, *key), API_VALIDATION.get(key)
+            except UnknownKind as e:
+                yield diag("output-schema", f"{a.path}: {e}", m.sources[0] if m.sources else ())
+                continue
+        check, api = entry
+        if check.is_valid(obj):
+            if api is not None:
+                for error in api(obj):
+                    yield _refused(a, m, str(error))
             continue
         where = m.sources[0] if m.sources else ()
-        try:
-            check = validator(version, obj["apiVersion"], obj["kind"])
-        except UnknownKind as e:
-            yield diag("output-schema", f"{a.path}: {e}", where)
-            continue
-        if check.is_valid(obj):
-            api = API_VALIDATION.get((obj["apiVersion"], obj["kind"]))
-            yield from (_refused(a, m, str(error)) for error in (api(obj) if api else ()))
-            continue
         name = _cap(str(obj.get("metadata", {}).get("name", "?")))
         for error in sorted(check.iter_errors(obj), key=lambda e: [str(p) for p in e.instance_path]):
             at = _cap("/".join(map(str, error.instance_path)) or "(root)", 120)

@@ -67,7 +67,10 @@ _SPECIAL = frozenset(
         "=",
     ]
 )
-_PRINTABLE = re.compile(r"^[\x20-\x7e\u00a0-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]*$")
+_NOT_PRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufeff\ufffe\uffff]")
+"""The characters never written as they are: C0 and C1 controls and DEL (tab and line breaks included), surrogates,
+U+FEFF (a byte-order mark) and the non-characters U+FFFE and U+FFFF. (The class of the characters written as they
+are, with its range beyond the BMP, takes milliseconds to compile.)"""
 
 
 def is_plain_safe(text: str) -> bool:
@@ -124,12 +127,17 @@ def _double_quoted(value: str) -> str:
     # json leaves these unescaped, but YAML 1.1 readers treat them as line breaks or a byte-order mark.
     for ch in ("\x85", "\u2028", "\u2029", "\ufeff"):
         out = out.replace(ch, f"\\u{ord(ch):04x}")
-    return "".join(c if _PRINTABLE.match(c) or c == '"' else f"\\u{ord(c):04x}" for c in out)
+    # json escapes what is below U+0020, '"' and '\\'; YAML wants the rest of what it cannot print escaped too.
+    return _NOT_PRINTABLE.sub(_escape, out)
+
+
+def _escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def _literal_block(value: str, indent: str) -> str | None:
     """`value` as a literal block scalar (``|``), or None when a block cannot hold it exactly."""
-    if not _PRINTABLE.match(value.replace("\n", "")) or value.startswith((" ", "\n")) or "\r" in value:
+    if _NOT_PRINTABLE.search(value.replace("\n", "")) or value.startswith((" ", "\n")) or "\r" in value:
         return None
     body = value.rstrip("\n")
     trailing = len(value) - len(body)
@@ -140,43 +148,99 @@ def _literal_block(value: str, indent: str) -> str | None:
     return "|" + chomp + "".join("\n" + (indent + line if line else "") for line in lines)
 
 
-def _emit(value: Any, indent: str, out: list[str]) -> None:
-    """Append the lines of a block collection at `indent`."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            _emit_entry(indent + scalar(key) + ":", item, indent, out, nested_indent=indent + "  ")
-    else:
-        for item in value:
-            _emit_entry(indent + "-", item, indent, out, nested_indent=indent + "  ", in_list=True)
+_KEYS: dict[Any, str] = {}
+"""Key -> its text with the colon ("key:")."""
+_VALUES: dict[str, str] = {}
+"""One-line string -> its text after a key or a dash (" value"). Both are filled up to `_CACHED` entries: generated
+files repeat the same keys and values thousands of times."""
+_CACHED = 1 << 16
 
 
-def _emit_entry(
-    head: str, item: Any, indent: str, out: list[str], *, nested_indent: str, in_list: bool = False
-) -> None:
+def _mapping(value: dict, indent: str, first: str, out: list[str]) -> None:
+    """Append the lines of the non-empty mapping `value` at `indent`; its first line starts with `first` instead
+    of `indent` (``"- "`` after the indent of a list item that is a mapping: "- key: value", the other keys aligned
+    under the first).
+
+    The common cases (a one-line str, a non-empty dict or list) are handled here, by exact type; `_entry` handles
+    the others and stays the reference for the layout."""
+    child = indent + "  "
+    lead = first
+    append = out.append
+    keys, values = _KEYS, _VALUES
+    for key, item in value.items():
+        head = keys.get(key) if type(key) is str else None
+        if head is None:
+            head = _key(key)
+        cls = type(item)
+        if cls is str and (text := values.get(item) or _value(item)):
+            append(lead + head + text)
+        elif cls is dict and item:
+            append(lead + head)
+            _mapping(item, child, child, out)
+        elif cls is list and item:
+            append(lead + head)
+            _sequence(item, indent, indent, out)  # kubectl style: list items at the key's column
+        else:
+            _entry(lead + head, item, indent, child, out, in_list=False)
+        lead = indent
+
+
+def _sequence(value: Iterable[Any], indent: str, first: str, out: list[str]) -> None:
+    """Append the items of a non-empty sequence at `indent`, the first line starting with `first` (see
+    `_mapping`)."""
+    child = indent + "  "
+    lead = first
+    append = out.append
+    values = _VALUES
+    for item in value:
+        cls = type(item)
+        if cls is str and (text := values.get(item) or _value(item)):
+            append(lead + "-" + text)
+        elif cls is dict and item:
+            _mapping(item, child, lead + "- ", out)
+        else:
+            _entry(lead + "-", item, indent, child, out, in_list=True)
+        lead = indent
+
+
+def _key(key: Any) -> str:
+    text = scalar(key) + ":"
+    if type(key) is str and len(_KEYS) < _CACHED:
+        _KEYS[key] = text
+    return text
+
+
+def _value(value: str) -> str:
+    """`value`'s text after a key or a dash, or "" if it is not on one line."""
+    if "\n" in value:
+        return ""
+    text = " " + _string(value)
+    if len(_VALUES) < _CACHED:
+        _VALUES[value] = text
+    return text
+
+
+def _entry(head: str, item: Any, indent: str, child: str, out: list[str], *, in_list: bool) -> None:
+    """Append a mapping entry or a list item whose line starts with `head` (``"<indent>key:"`` or ``"<...>-"``);
+    `child` is the indent of what nests in it."""
     if isinstance(item, dict) and item:
-        if in_list:  # "- key: value" with the rest of the mapping aligned under the first key
-            lines: list[str] = []
-            _emit(item, nested_indent, lines)
-            out.append(head + " " + lines[0][len(nested_indent) :])
-            out.extend(lines[1:])
+        if in_list:
+            _mapping(item, child, head + " ", out)
         else:
             out.append(head)
-            _emit(item, nested_indent, out)
+            _mapping(item, child, child, out)
     elif isinstance(item, list) and item:
         if in_list:
-            lines = []
-            _emit(item, nested_indent, lines)
-            out.append(head + " " + lines[0][len(nested_indent) :])
-            out.extend(lines[1:])
+            _sequence(item, child, head + " ", out)
         else:
             out.append(head)
-            _emit(item, indent, out)  # kubectl style: list items at the key's column
+            _sequence(item, indent, indent, out)
     elif isinstance(item, dict):
         out.append(head + " {}")
     elif isinstance(item, list):
         out.append(head + " []")
     elif isinstance(item, str) and "\n" in item:
-        block = _literal_block(item, nested_indent)
+        block = _literal_block(item, child)
         out.append(head + " " + (block if block is not None else _double_quoted(item)))
     else:
         out.append(head + " " + scalar(item))
@@ -187,7 +251,10 @@ def dump(value: dict | list) -> str:
     if not value:
         return ("{}" if isinstance(value, dict) else "[]") + "\n"
     out: list[str] = []
-    _emit(value, "", out)
+    if isinstance(value, dict):
+        _mapping(value, "", "", out)
+    else:
+        _sequence(value, "", "", out)
     return "\n".join(out) + "\n"
 
 

@@ -116,3 +116,51 @@ def test_internal_errors_exit_3_without_traceback(tmp_path, monkeypatch) -> None
 def test_module_entry_point(entry) -> None:
     result = subprocess.run([sys.executable, *entry, "--help"], capture_output=True, text=True)
     assert result.returncode == 0 and "build" in result.stdout
+
+
+def policyc_process(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "policyc", *args], capture_output=True, text=True, **kwargs)
+
+
+def test_process_flushes_its_output_before_it_ends(tmp_path) -> None:
+    # The process ends without the interpreter's shutdown: everything printed and written must still be there.
+    schema = policyc_process("schema")
+    assert schema.returncode == 0, schema.stderr
+    assert schema.stdout.rstrip().endswith("}") and len(schema.stdout) > 10_000
+    out = tmp_path / "out"
+    built = policyc_process("build", MINIMAL, "-o", str(out))
+    assert built.returncode == 0, built.stderr
+    assert tree(out) == tree_of_library_build(MINIMAL)
+
+
+def tree_of_library_build(policy: str) -> dict[str, bytes]:
+    import policyc
+
+    return {name: f.data for name, f in policyc.compile(REPO / policy).files.items()}
+
+
+def test_failed_process_keeps_its_exit_code_and_diagnostics(tmp_path) -> None:
+    bad = tmp_path / "policy.yaml"
+    bad.write_text("apiVersion: policyc.io/v1alpha1\nkind: ClusterPolicy\nspec: {}\n")
+    result = policyc_process("validate", str(bad))
+    assert result.returncode == 1
+    assert f"{bad}:" in result.stderr and "error PC" in result.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("args", [["--version"], ["schema"]])
+def test_standard_output_on_a_full_disk_is_an_error_not_a_bug(args) -> None:
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([sys.executable, "-m", "policyc", *args], stdout=full, stderr=subprocess.PIPE)
+    stderr = result.stderr.decode()
+    assert result.returncode == 2
+    assert stderr.strip() == "policyc: cannot write the output: No space left on device"
+
+
+def test_a_reader_that_leaves_early_is_not_an_error_message() -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "policyc", "schema"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # as `policyc schema | head -c 0` would
+    stderr = proc.stderr.read()
+    proc.wait(timeout=60)
+    assert stderr == b""
+    assert proc.returncode in (0, 1)  # 0 if the pipe took it all before closing, 1 as click reports EPIPE

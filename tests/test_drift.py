@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import threading
 
 from click.testing import CliRunner
 
+import policyc
 from policyc.cli import main
+from policyc.drift import PRIORITY_CLASSES, immutable_changes
 from tests.conftest import REPO
 
 MINIMAL = str(REPO / "policies" / "minimal.yaml")
@@ -86,3 +89,21 @@ def test_a_priority_class_change_the_api_server_refuses_is_a_located_warning(tmp
     # Once the output holds the new class, there is nothing left to warn about against it.
     rebuilt = CliRunner().invoke(main, ["build", str(policy), "-o", str(out)])
     assert "PC434" not in rebuilt.stderr
+
+
+def test_a_fifo_where_the_previous_priority_classes_were_does_not_block_the_build(tmp_path) -> None:
+    out, policy = tmp_path / "out", REPO / "policies" / "ai-prod.yaml"
+    assert CliRunner().invoke(main, ["build", str(policy), "-o", str(out)]).exit_code == 0
+    previous = out / PRIORITY_CLASSES
+    previous.unlink()
+    os.mkfifo(previous)
+    cluster = policyc.compile(policy).cluster
+    found: list = []
+    worker = threading.Thread(target=lambda: found.append(immutable_changes(cluster, out)), daemon=True)
+    worker.start()
+    worker.join(timeout=10)
+    if worker.is_alive():  # unblock the reader, then fail
+        with open(os.open(previous, os.O_WRONLY | os.O_NONBLOCK), "w"):
+            pass
+        raise AssertionError("reading the previous output blocked on a FIFO")
+    assert found == [[]]

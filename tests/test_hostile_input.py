@@ -26,15 +26,13 @@ POOL_GPU = "      gpu: {product: NVIDIA-A100-SXM4-40GB, count: 8}\n"
 POOL_ALLOCATABLE = next(line + "\n" for line in MINIMAL.splitlines() if line.strip().startswith("allocatable:"))
 DIAGNOSTIC = re.compile(r"^policy\.yaml:(\d+):(\d+): (?:error|warning) (PC\d{3}): ", re.MULTILINE)
 
-# Runs the CLI as `policyc` does, then prints its peak memory (KiB) on stderr, whatever the exit status.
+# Runs `policyc ARGS` as a child process, then prints the child's peak memory (KiB) on stderr, whatever its exit
+# status (policyc ends its process without the interpreter's shutdown, so the child cannot report it itself).
 MEASURED_CLI = """
-import resource, sys
-sys.argv = ["policyc", *sys.argv[1:]]
-try:
-    from policyc.cli import run
-    run()
-finally:
-    print(f"maxrss={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}", file=sys.stderr)
+import resource, subprocess, sys
+code = subprocess.call([sys.executable, "-m", "policyc", *sys.argv[1:]])
+print(f"maxrss={resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}", file=sys.stderr)
+sys.exit(code)
 """
 BASELINE_KIB: list[int] = []  # the peak memory of building the minimal policy, measured once
 
