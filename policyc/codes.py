@@ -371,6 +371,169 @@ _RULES: tuple[Rule, ...] = (
         "Under the MIG strategy mixed, a tenant whose quota or queue counts its GPUs runs MIG devices "
         "(nvidia.com/mig-<profile>) that it does not name there: its 'gpu' does not count them.",
     ),
+    # PC460-PC469: Slurm partitions (nodePools[].slurm, spec.slurm)
+    Rule(
+        "PC460",
+        "slurm-partition-conflict",
+        Severity.ERROR,
+        "Pools that name one Slurm partition give it different settings (default, maxTime, priorityClass).",
+    ),
+    Rule("PC461", "slurm-several-default-partitions", Severity.ERROR, "More than one Slurm partition is the default."),
+    Rule(
+        "PC462",
+        "slurm-pool-unsized",
+        Severity.ERROR,
+        "A pool in a Slurm partition does not state the allocatable cpu (at least one CPU) and memory its NodeName "
+        "line needs.",
+    ),
+    Rule(
+        "PC463",
+        "slurm-quota-above-partition",
+        Severity.ERROR,
+        "A tenant's quota for a Slurm partition's priority class allows more GPUs than the partitions of that class "
+        "have.",
+    ),
+    Rule(
+        "PC464",
+        "slurm-only-pool-tolerated",
+        Severity.ERROR,
+        "A workload tolerates the taint of a Slurm-only pool of its tier: its pods could take GPUs Slurm schedules.",
+    ),
+    Rule(
+        "PC465",
+        "slurm-gres-unsupported",
+        Severity.ERROR,
+        "A Slurm pool whose GPUs policyc cannot describe to Slurm: MIG, another vendor than NVIDIA, or (under Slinky) "
+        "GPUs claimed with DRA.",
+    ),
+    Rule(
+        "PC466",
+        "slurm-priority-tiers-tie",
+        Severity.ERROR,
+        "Partitions of priority classes with different values get one PriorityTier (both values outside 0..65533).",
+    ),
+    Rule(
+        "PC467",
+        "slurm-shared-pool-without-operator",
+        Severity.WARNING,
+        "A pool shared by Slurm and Kubernetes with no operator: slurmd and the device plugin both hand out its GPUs.",
+    ),
+    Rule(
+        "PC468",
+        "slurm-nodeset-refused-by-quota",
+        Severity.ERROR,
+        "Slinky's slurmd pods are refused in their namespace: a tenant's quota does not allow their priority class or "
+        "their GPUs.",
+    ),
+    Rule(
+        "PC469",
+        "slinky-partition-of-several-pools",
+        Severity.ERROR,
+        "Under Slinky, a Slurm partition of several pools: Slinky makes one partition per NodeSet.",
+    ),
+    # PC470-PC479: GPU alerts (spec.monitoring)
+    Rule(
+        "PC470",
+        "counter-function-on-gauge",
+        Severity.ERROR,
+        "An alert expression applies rate(), irate(), increase() or resets() to a gauge of the DCGM exporter (such as "
+        "DCGM_FI_DEV_XID_ERRORS): those functions read counter resets into every drop.",
+    ),
+    Rule(
+        "PC471",
+        "xid-code-as-number",
+        Severity.ERROR,
+        "An alert expression adds, averages or differentiates DCGM_FI_DEV_XID_ERRORS, whose value is the code of the "
+        "last XID error, not a count.",
+    ),
+    Rule(
+        "PC472",
+        "metric-not-exported",
+        Severity.ERROR,
+        "An alert expression reads a DCGM exporter metric that the exporter's counter file does not enable (the "
+        "alert can never fire), or that does not exist.",
+    ),
+    Rule(
+        "PC473",
+        "gauge-function-on-counter",
+        Severity.WARNING,
+        "An alert expression applies delta(), idelta(), deriv() or predict_linear() to a counter of the DCGM exporter: "
+        "they do not handle counter resets.",
+    ),
+    Rule(
+        "PC474",
+        "alert-not-generated",
+        Severity.WARNING,
+        "A pool gets no alert of a kind the thresholds ask for: its card's rated power is unknown, or its exporter "
+        "reports no utilisation of MIG devices.",
+    ),
+    Rule(
+        "PC475",
+        "monitoring-setting-unused",
+        Severity.WARNING,
+        "A monitoring setting that applies to nothing: a rated power for a product no pool has, thresholds of a pool "
+        "without NVIDIA GPUs, or GPU alerts in a policy without NVIDIA GPUs.",
+    ),
+    Rule(
+        "PC476",
+        "promql-malformed",
+        Severity.ERROR,
+        "An alert expression with unbalanced brackets, an unterminated string or a character PromQL does not have.",
+    ),
+    Rule(
+        "PC477",
+        "alerts-in-tenant-namespace",
+        Severity.WARNING,
+        "The GPU alerts go to a namespace a tenant owns: the tenant may edit or delete them.",
+    ),
+    # PC480-PC489: inference autoscaling
+    Rule(
+        "PC480",
+        "autoscale-not-deployment",
+        Severity.ERROR,
+        "autoscale on a workload that is not an inference Deployment: training work and jobs do not autoscale.",
+    ),
+    Rule(
+        "PC481",
+        "autoscale-with-replicas",
+        Severity.ERROR,
+        "A workload states replicas beside autoscale: the autoscaler sets the Deployment's replicas.",
+    ),
+    Rule("PC482", "autoscale-max-below-min", Severity.ERROR, "An autoscaler whose max is below its min."),
+    Rule(
+        "PC483",
+        "autoscale-scale-to-zero-unsupported",
+        Severity.ERROR,
+        "autoscale.min 0 where the autoscaler cannot scale to zero: a HorizontalPodAutoscaler (its scale to zero is "
+        "behind the alpha HPAScaleToZero gate), or KEDA with CPU alone (KEDA's webhook refuses it).",
+    ),
+    Rule(
+        "PC484",
+        "autoscale-metric-unsupported",
+        Severity.ERROR,
+        "An autoscaler with no metric, a Prometheus query without KEDA, or a custom-metrics-API metric with KEDA.",
+    ),
+    Rule(
+        "PC485",
+        "autoscale-cpu-unreachable",
+        Severity.ERROR,
+        "A CPU target above what the pods' cpu limit lets them use (in percent of their request): the autoscaler "
+        "never adds pods for CPU.",
+    ),
+    Rule(
+        "PC486",
+        "autoscale-exceeds-quota",
+        Severity.ERROR,
+        "An autoscaler's max pods exceed the tenant's namespace quota (or its priority class's): the pods beyond it "
+        "are refused.",
+    ),
+    Rule(
+        "PC487",
+        "autoscale-name-too-long",
+        Severity.ERROR,
+        "A KEDA-autoscaled workload whose name is too long for the HorizontalPodAutoscaler KEDA names after it "
+        "(keda-hpa-<name>, at most 63 characters).",
+    ),
     # PC5xx: placement proof
     Rule(
         "PC501",

@@ -18,6 +18,7 @@ from policyc.accelerators import VENDORS
 from policyc.diagnostics import Path
 from policyc.k8s.quantity import Quantity
 from policyc.model.base import SchedulerSettings
+from policyc.slurm import PoolSlurm, SlurmSettings
 
 T = TypeVar("T")
 
@@ -67,6 +68,11 @@ class LabelKeys:
     @property
     def tenant(self) -> str:
         return f"{self.domain}/tenant"
+
+    @property
+    def slurm_only(self) -> str:
+        """The taint of the nodes of Slurm-only pools (`slurm.shared: false`)."""
+        return f"{self.domain}/slurm-only"
 
     @property
     def workload_class(self) -> str:
@@ -129,6 +135,8 @@ class Pool:
     CPU-only pool)."""
     vendor: str | None = None
     """Who makes its accelerators (a key of `accelerators.VENDORS`)."""
+    slurm: PoolSlurm | None = None
+    """The Slurm partition its nodes are in (`policyc.slurm`), if any."""
 
     @property
     def discovered_product(self) -> bool:
@@ -212,6 +220,30 @@ def queue_chain(tenant: Tenant, tenants: Mapping[str, Tenant]) -> list[Tenant]:
 
 
 @dataclass(frozen=True, slots=True)
+class Prometheus:
+    """A KEDA Prometheus trigger: the query's value per pod to aim at."""
+
+    server_address: str
+    query: str
+    threshold: float
+    activation_threshold: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Autoscale:
+    """How an inference Deployment scales (`policyc.backends.autoscaling`)."""
+
+    min: int
+    max: int
+    cpu: int | None
+    """Target average CPU use, percent of the request."""
+    metric: tuple[str, Quantity] | None
+    """(name, target average value) of a per-pod metric of the custom metrics API."""
+    prometheus: Prometheus | None
+    path: Path
+
+
+@dataclass(frozen=True, slots=True)
 class Workload:
     name: str
     type: str
@@ -250,6 +282,8 @@ class Workload:
     """Pods placed together before any runs (None: every replica)."""
     elastic: tuple[int, int] | None = None
     """(min, max) workers of an elastic PyTorchJob."""
+    autoscale: Autoscale | None = None
+    """Its autoscaler, if it has one (its Deployment then leaves replicas to it)."""
 
     @property
     def gang(self) -> int:
@@ -259,7 +293,9 @@ class Workload:
 
     @property
     def most_pods(self) -> int:
-        """The most pods it runs at once: its replicas, or an elastic job's maximum."""
+        """The most pods it runs at once: its replicas, an elastic job's maximum or its autoscaler's."""
+        if self.autoscale:
+            return self.autoscale.max
         return self.elastic[1] if self.elastic else self.replicas
 
 
@@ -272,6 +308,57 @@ class NodeAgent:
     pools: tuple[str, ...]
     tolerations: tuple[dict, ...] | None
     """What its pods carry; None when it is given the tolerations policyc emits."""
+    path: Path
+
+
+@dataclass(frozen=True, slots=True)
+class AlertThresholds:
+    """What one pool's GPU alerts fire on (None: no alert of that kind)."""
+
+    gpu_temperature: int | None
+    memory_temperature: int | None
+    memory_used: float | None
+    """Fraction of the card's framebuffer."""
+    power: float | None
+    """Fraction of the card's rated power."""
+    low_utilisation: tuple[float, str] | None
+    """(percent, window): the average over the window below the percentage."""
+    xid_errors: bool
+    ecc_or_remap: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AlertRule:
+    """A user's own alerting rule (`monitoring.extraRules`)."""
+
+    alert: str
+    expr: str
+    for_: str | None
+    keep_firing_for: str | None
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    path: Path
+
+
+@dataclass(frozen=True, slots=True)
+class Monitoring:
+    """`spec.monitoring`: the GPU alerts (`policyc.backends.monitoring`)."""
+
+    namespace: str
+    labels: dict[str, str]
+    for_: str
+    node_label: str
+    counters: str
+    """The DCGM exporter's counter file (a key of `policyc.promql.COUNTER_SETS`)."""
+    extra_counters: dict[str, str]
+    """Fields the exporter's file adds -> their Prometheus type."""
+    rated_power: dict[str, float]
+    """GPU product -> rated power per card in W, as the policy states it (`policyc.backends.monitoring` has a table)."""
+    thresholds: dict[str, AlertThresholds]
+    """Pool name -> its thresholds (the policy's, with the pool's own over them), for every pool."""
+    own_thresholds: tuple[str, ...]
+    """The pools the policy gives thresholds of their own (`monitoring.pools`), sorted."""
+    extra_rules: tuple[AlertRule, ...]
     path: Path
 
 
@@ -310,6 +397,12 @@ class Cluster:
     """False when parsing dropped invalid items: totals over the cluster are then not trustworthy."""
     mutating_admission_beta: bool = False
     """The cluster (1.34 or 1.35) serves MutatingAdmissionPolicy v1beta1 (feature gate and API turned on)."""
+    keda: bool = False
+    """KEDA is installed: autoscaled workloads get a ScaledObject instead of a HorizontalPodAutoscaler."""
+    monitoring: Monitoring | None = None
+    """The GPU alerts, when the policy asks for them."""
+    slurm: SlurmSettings | None = None
+    """How Slurm runs, when a pool names a partition (`policyc.slurm`)."""
     derived: dict = field(default_factory=dict, init=False, compare=False, repr=False)
     """What later stages derive from the cluster and several of them read, computed once per build (for
     example each workload's pod contract, `policyc.contract`), keyed by what derives it."""
@@ -323,6 +416,14 @@ class Cluster:
         mixed = [p.mig for p in self.pools if p.mig and p.mig.strategy == "mixed"]
         requested |= {mig.resource(profile) for layout in mixed for profile in layout.per_node}
         return tuple(sorted(requested or {self.gpu_resource}))
+
+    @functools.cached_property
+    def kubernetes_pools(self) -> tuple[Pool, ...]:
+        """The pools whose GPUs Kubernetes pods use: every pool but Slurm's own (`slurm.shared: false`) when slurmd
+        runs on the hosts. (Under Slinky slurmd is a pod: its quotas count those GPUs.) Quotas against capacity,
+        guarantees and the report's tiers count on these."""
+        slinky = self.slurm is not None and self.slurm.operator == "slinky"
+        return tuple(p for p in self.pools if p.slurm is None or p.slurm.shared or slinky)
 
     @functools.cached_property
     def mig_strategy(self) -> str | None:

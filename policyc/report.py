@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from policyc import dra
 from policyc.backends.kubernetes import QUOTA_NAME, quota_object
+from policyc.checks.autoscaling import Headroom, headroom
 from policyc.checks.capacity import own_guarantees, quota_totals, subtree_reach
 from policyc.checks.sizing import pool_room, queue_use
 from policyc.compiler import Compilation
@@ -74,8 +75,9 @@ class Figures:
     policy: str
     gpu_resource: str
     total_gpus: int
+    """Of the pools Kubernetes workloads may use (not Slurm's own)."""
     pools: list[tuple[str, str, str, str, int, int]]
-    """(name, usage, tier, product, nodes, GPUs)"""
+    """(name, usage ("Slurm only" for Slurm's own), tier, product, nodes, GPUs)"""
     tiers: list[TierFigures]
     tenants: list[TenantFigures]
     overcommit: dict[str, tuple[Quantity, Quantity]]
@@ -83,6 +85,8 @@ class Figures:
     unattributed: Fraction
     """GPUs guaranteed to tenants whose workloads can land on no pool (so on no tier)."""
     workloads: list[WorkloadFigures]
+    autoscalers: list[Headroom] = field(default_factory=list)
+    """Per autoscaled workload: the most pods its quota, queue and pools admit, against its max."""
 
 
 ATTRIBUTION = (
@@ -100,7 +104,9 @@ def _devices(resources: Mapping[str, Quantity], accelerators: Sequence[str]) -> 
 def figures(cluster: Cluster) -> Figures:
     accelerators = cluster.accelerators
     devices = (*accelerators, *cluster.claimed_devices)
-    pools = [(p.name, p.usage, p.tier, p.product if p.resource else "-", len(p.nodes), p.gpus) for p in cluster.pools]
+    kubernetes = {p.name for p in cluster.kubernetes_pools}
+    pools = [(p.name, p.usage if p.name in kubernetes else "Slurm only", p.tier, p.product if p.resource else "-",
+              len(p.nodes), p.gpus) for p in cluster.pools]  # fmt: skip
     reach = subtree_reach(cluster)
     guaranteed: dict[str, Fraction] = {}
     unattributed = Fraction(0)
@@ -135,24 +141,25 @@ def figures(cluster: Cluster) -> Figures:
         TierFigures(
             tier.name,
             tier.products,
-            tuple(p.name for p in cluster.pools if p.tier == tier.name),
-            sum(p.gpus for p in cluster.pools if p.tier == tier.name),
+            tuple(p.name for p in cluster.kubernetes_pools if p.tier == tier.name),
+            sum(p.gpus for p in cluster.kubernetes_pools if p.tier == tier.name),
             guaranteed.get(tier.name, Fraction(0)),
         )
         for tier in cluster.tiers
     ]
-    total = cluster.capacity(cluster.pools)
+    total = cluster.capacity(cluster.kubernetes_pools)
     overcommit = quota_totals(cluster, total)
     return Figures(
         cluster.name,
         " + ".join(accelerators),
-        sum(p.gpus for p in cluster.pools),
+        sum(p.gpus for p in cluster.kubernetes_pools),
         pools,
         tiers,
         tenants,
         overcommit,
         unattributed,
         [_workload(cluster, w) for w in cluster.workloads],
+        [headroom(cluster, w) for w in cluster.workloads if w.autoscale],
     )
 
 
@@ -235,6 +242,8 @@ def _tables(f: Figures) -> list[tuple[str, list[str], list[list[str]], list[str]
         [w.name, w.tenant, w.namespace, str(w.pods), w.per_pod, w.quota, w.queue, w.pools, "yes" if w.fits else "NO"]
         for w in f.workloads
     ]
+    autoscalers = [[h.workload, str(h.min), str(h.max), *("-" if n is None else str(n) for n in (h.quota, h.queue)),
+                    str(h.pools)] for h in f.autoscalers]  # fmt: skip
     gpu = f.gpu_resource
     notes = [ATTRIBUTION]
     if f.unattributed:
@@ -263,7 +272,15 @@ def _tables(f: Figures) -> list[tuple[str, list[str], list[list[str]], list[str]
             workloads,
             [],
         ),
-    ]
+        *([("Autoscalers (the most pods each bound admits)",
+            ["workload", "min", "max", "namespace quota", "queue", "pools"], autoscalers, [])] if autoscalers else []),
+    ]  # fmt: skip
+
+
+def _summary(f: Figures) -> str:
+    slurm = sum(p[5] for p in f.pools if p[1] == "Slurm only")
+    held = f" for Kubernetes ({slurm} more on Slurm's own nodes)" if slurm else ""
+    return f"{len(f.pools)} pools, {sum(p[4] for p in f.pools)} nodes, {f.total_gpus} {f.gpu_resource}{held}"
 
 
 def render_markdown(compilation: Compilation) -> str:
@@ -271,7 +288,7 @@ def render_markdown(compilation: Compilation) -> str:
     out = [
         f"## policyc report: `{f.policy}`",
         "",
-        f"{len(f.pools)} pools, {sum(p[4] for p in f.pools)} nodes, {f.total_gpus} {f.gpu_resource}.",
+        f"{_summary(f)}.",
         "",
     ]
     for title, header, rows, notes in _tables(f):
@@ -355,8 +372,7 @@ def render_html(compilation: Compilation) -> str:
     f = figures(compilation.cluster)
     body = [
         f"<h1>policyc report: {html.escape(f.policy)}</h1>",
-        f"<p>{len(f.pools)} pools, {sum(p[4] for p in f.pools)} nodes, {f.total_gpus} "
-        f"{html.escape(f.gpu_resource)}.</p>",
+        f"<p>{html.escape(_summary(f))}.</p>",
         "<h2>GPU capacity and guarantees per tier</h2>",
         chart_svg(f),
     ]

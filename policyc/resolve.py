@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path as FsPath
 
-from policyc import accelerators, dra, injection, ir, mig
+from policyc import accelerators, dra, injection, ir, mig, slurm
 from policyc.accelerators import CPU_TIER, VENDORS
 from policyc.backends.gpu_operator import NAMESPACE as GPU_OPERATOR_NAMESPACE
 from policyc.codes import Severity
@@ -157,6 +157,9 @@ class _Resolver:
             workloads=tuple(sorted(workloads, key=lambda w: w.name)),
             node_agents=tuple(sorted(agents, key=lambda a: (a.namespace, a.name))),
             mutating_admission_beta=self.mutating_admission_beta(),
+            keda=self.spec.autoscaling is not None and self.spec.autoscaling.keda,
+            monitoring=self.monitoring(pools),
+            slurm=self.slurm_settings(pools, {c.name for c in classes}),
             # Totals over the cluster are only trustworthy when no item was left out for an error.
             complete=self.parsed.complete and not any(d.severity is Severity.ERROR for d in self.out),
         )
@@ -460,6 +463,8 @@ class _Resolver:
         labels = {keys.usage: pool.usage, keys.tier: tier, keys.pool: pool.name, **pool.labels}
         taints = [ir.Taint(keys.usage, pool.usage, "NoSchedule")]
         taints += (ir.Taint(t.key, t.value, t.effect) for t in pool.taints)
+        if pool.slurm is not None and not pool.slurm.shared:  # Slurm-only: no workload template tolerates it
+            taints.append(ir.Taint(keys.slurm_only, "", "NoSchedule"))
         if pool.rdma:
             labels[RDMA_LABEL] = "true"
         common = dict(
@@ -471,6 +476,7 @@ class _Resolver:
             path=self.path("nodePools", i),
             rdma_resource=pool.rdma.resource if isinstance(pool.rdma, m.PoolRdma) else None,
             interfaces=tuple(pool.rdma.interfaces) if isinstance(pool.rdma, m.PoolRdma) else (),
+            slurm=_pool_slurm(pool, self.path("nodePools", i, "slurm")),
         )
         if gpu is None:  # tainted by its tier, which only CPU-only workloads tolerate
             taints.append(ir.Taint(keys.tier, CPU_TIER, "NoSchedule"))
@@ -830,6 +836,57 @@ class _Resolver:
             self.container_resources(lr.min, (*base, "min"), gpu, counter),
         )
 
+    # --- Slurm -------------------------------------------------------------------------------------------
+
+    def slurm_settings(self, pools: list[ir.Pool], class_names: set[str]) -> slurm.SlurmSettings | None:
+        """`spec.slurm` (its defaults when only pools name partitions); the priority classes the pools name must
+        exist."""
+        for p in pools:
+            cls = p.slurm.priority_class if p.slurm else None
+            if cls is not None and not self.known("priorityClasses", cls, class_names):
+                self.report(diag("unknown-priority-class", f"Slurm partition '{p.slurm.partition}' of pool '{p.name}' "
+                                 f"names unknown priority class '{cls}'", (*p.slurm.path, "priorityClass"),
+                                 hint=did_you_mean(cls, class_names) or "add it to priorityClasses"))  # fmt: skip
+        given = self.spec.slurm
+        if given is None and not any(p.slurm for p in pools):
+            return None
+        path = ("spec", "slurm") if given else None
+        given = given or m.SlurmSettings()
+        return slurm.SlurmSettings(given.operator, given.namespace, given.controller, path)
+
+    # --- GPU alerts --------------------------------------------------------------------------------------
+
+    def monitoring(self, pools: list[ir.Pool]) -> ir.Monitoring | None:
+        """`spec.monitoring` with each pool's thresholds resolved; a pool's own thresholds for a pool the policy does
+        not define are reported."""
+        given = self.spec.monitoring
+        if given is None:
+            return None
+        base = ("spec", "monitoring")
+        for name in given.pools:
+            if not self.known("nodePools", name, (p.name for p in pools)):
+                self.report(diag("unknown-pool", f"{where((*base, 'pools'))} names pool '{name}', which the policy "
+                                 "does not define", (*base, "pools", name), at_key=True,
+                                 hint=did_you_mean(name, (p.name for p in pools))))  # fmt: skip
+        rules = [
+            ir.AlertRule(r.alert, r.expr, r.for_, r.keep_firing_for, dict(sorted(r.labels.items())),
+                         dict(sorted(r.annotations.items())), (*base, "extraRules", i))
+            for i, r in enumerate(given.extra_rules)
+        ]  # fmt: skip
+        return ir.Monitoring(
+            namespace=given.namespace,
+            labels=dict(sorted(given.labels.items())),
+            for_=given.for_,
+            node_label=given.node_label,
+            counters=given.counters,
+            extra_counters=dict(sorted(given.extra_counters.items())),
+            rated_power=dict(sorted(given.rated_power.items())),
+            thresholds={p.name: _alert_thresholds(given.thresholds, given.pools.get(p.name)) for p in pools},
+            own_thresholds=tuple(sorted(name for name in given.pools if name in {p.name for p in pools})),
+            extra_rules=tuple(rules),
+            path=base,
+        )
+
     # --- workloads -------------------------------------------------------------------------------------
 
     def node_agents(self, pools: list[ir.Pool]) -> list[ir.NodeAgent]:
@@ -985,9 +1042,31 @@ class _Resolver:
                     same_zone=w.same_zone,
                     min_member=self.min_member(w, i),
                     elastic=self.elastic(w, i, kind=w.kind or default_kinds[w.type]),
+                    autoscale=self.autoscale(w, i),
                 )
             )
         return out
+
+    def autoscale(self, w: m.Workload, i: int) -> ir.Autoscale | None:
+        """Its autoscaler; `replicas` beside it is refused (the Deployment leaves replicas to the autoscaler)."""
+        a = w.autoscale
+        if a is None:
+            return None
+        if "replicas" in w.model_fields_set:
+            self.report(
+                diag(
+                    "autoscale-with-replicas",
+                    f"workload '{w.name}' states replicas: {w.replicas} and autoscale: its autoscaler sets the "
+                    "replicas, from autoscale.min to autoscale.max",
+                    self.path("workloads", i, "replicas"),
+                    hint="remove replicas: the autoscaler keeps the Deployment between autoscale.min and max",
+                )
+            )
+        prometheus = a.prometheus and ir.Prometheus(
+            a.prometheus.server_address, a.prometheus.query, a.prometheus.threshold, a.prometheus.activation_threshold
+        )
+        metric = (a.metric.name, a.metric.average_value) if a.metric else None
+        return ir.Autoscale(a.min, a.max, a.cpu, metric, prometheus, self.path("workloads", i, "autoscale"))
 
     def cpu_tier(self, w: m.Workload, i: int, pools: list[ir.Pool]) -> ir.Tier | None:
         """The CPU tier for a workload that names no GPU tier, if it is complete without one."""
@@ -1055,3 +1134,37 @@ class _Resolver:
             return False
         defaults[namespace] = workload
         return True
+
+
+def _pool_slurm(pool: m.NodePool, path: Path) -> slurm.PoolSlurm | None:
+    given = pool.slurm
+    if given is None:
+        return None
+    gpu = pool.gpu
+    return slurm.PoolSlurm(
+        partition=given.partition,
+        default=given.default,
+        max_time=slurm.minutes(given.max_time),
+        priority_class=given.priority_class,
+        shared=given.shared,
+        gres_type=given.gres_type or (slurm.gres_type(gpu.product) if gpu else ""),
+        cards=gpu.count if gpu else 0,
+        path=path,
+    )
+
+
+def _alert_thresholds(policy: m.AlertThresholds, pool: m.PoolAlertThresholds | None) -> ir.AlertThresholds:
+    """The policy's thresholds with a pool's own over them; false (no alert) becomes None."""
+    merged = {
+        name: value if pool is None or getattr(pool, name) is None else getattr(pool, name) for name, value in policy
+    }
+    low = merged["low_utilisation"]
+    return ir.AlertThresholds(
+        gpu_temperature=merged["gpu_temperature"] or None,
+        memory_temperature=merged["memory_temperature"] or None,
+        memory_used=merged["memory_used"] or None,
+        power=merged["power"] or None,
+        low_utilisation=(low.below, low.for_) if low else None,
+        xid_errors=merged["xid_errors"],
+        ecc_or_remap=merged["ecc_or_remap"],
+    )

@@ -25,6 +25,7 @@ from pathlib import Path as FsPath
 from typing import Any
 
 from policyc.artifacts import Artifact, Manifest
+from policyc.backends import autoscaling
 from policyc.crd_schemas import crd_schema, crd_schema_text
 from policyc.diagnostics import Diagnostic, diag
 from policyc.k8s import validation
@@ -177,10 +178,11 @@ def validator(version: str, api_version: str, kind: str):
 API_VALIDATION: dict[tuple[str, str], Callable[[Mapping[str, Any]], list[validation.FieldError]]] = {
     ("v1", "ResourceQuota"): validation.validate_resource_quota,
     ("scheduling.k8s.io/v1", "PriorityClass"): validation.validate_priority_class,
+    autoscaling.HPA_API: autoscaling.validate_horizontal_pod_autoscaler,
 }
 """The API server's own validation of a kind, beyond its schema (`policyc.k8s.validation`, tested against
 Kubernetes' unit-test vectors): quota resource names, scopes and scope selectors; reserved priority class names and
-values."""
+values; a HorizontalPodAutoscaler's replica bounds and metrics (`policyc.backends.autoscaling`)."""
 
 
 def verify(artifacts: list[Artifact], version: str) -> list[Diagnostic]:

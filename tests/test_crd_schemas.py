@@ -334,13 +334,18 @@ def test_generator_applies_kubernetes_extensions() -> None:
         (r"^a\z", r"^a$(?!\n)"),
         ("^[$]]$", r"^[$]]$(?!\n)"),  # `$` in a class is a literal
         ("^[]$]$", r"^[]$]$(?!\n)"),  # so is `]` first in a class
+        # RE2 folds case from `(?i)` to the end (prometheus-operator's partial_response_strategy): a scoped group
+        ("^(?i)(abort|warn)?$", r"^(?i:(abort|warn)?$(?!\n))"),
+        ("(?i)^a$", r"(?i:^a$(?!\n))"),
     ],
 )
 def test_go_patterns_are_translated(go: str, python: str) -> None:
     assert _generator().python_pattern(go) == python
 
 
-@pytest.mark.parametrize("go", [r"^\d+$", r"^\pL+$", "^[[:alpha:]]+$", "(?i)^a$", "^a{,2}$", "^(a$"])
+@pytest.mark.parametrize(
+    "go", [r"^\d+$", r"^\pL+$", "^[[:alpha:]]+$", "(?s)^a$", "^(a(?i)b)$", "^(?i)a(?i)b$", "^a{,2}$", "^(a$"]
+)
 def test_untranslatable_go_patterns_fail_loudly(go: str) -> None:
     gen = _generator()
     with pytest.raises(gen.GenerationError, match=re.escape(repr(go))):

@@ -25,10 +25,10 @@ def test_matrix_of_the_full_example() -> None:
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     header = next(line for line in lines if line.startswith("workload"))
-    assert header.split() == ["workload", "a100-train", "a40-dev", "h100-train", "h20-hybrid", "l4-serve", "t4-serve",
-                              "(control", "plane)"]  # fmt: skip
+    assert header.split() == ["workload", "a100-train", "a40-dev", "h100-slurm", "h100-train", "h20-hybrid",
+                              "l4-serve", "t4-serve", "(control", "plane)"]  # fmt: skip
     row = next(line for line in lines if line.startswith("llm-pretraining"))
-    assert row.split()[2:] == ["P", ".", "P", "A", ".", ".", "."]
+    assert row.split()[2:] == ["P", ".", ".", "P", "A", ".", ".", "."]  # h100-slurm: Slurm's only
     assert any(line.startswith("chat-serving (pod) -> h20-hybrid (hybrid, high-performance): rejected: expression "
                                "ai.example.com/gpu.tier In [inference] does not match (node has 'high-performance')")
                for line in lines)  # fmt: skip
@@ -84,7 +84,7 @@ def test_provenance_of_a_script_names_the_pools_and_the_control_plane() -> None:
     assert [p.split(" ", 1)[1] for p in places] == [
         "'domain'",
         "'controlPlane'",
-        *(f"'nodePools[{i}]'" for i in range(6)),
+        *(f"'nodePools[{i}]'" for i in range(7)),
     ]  # in file order
 
 
@@ -189,7 +189,7 @@ spec:
     )
     assert "injected:" not in result.stdout and "(rule scheduler-name)" in result.stdout
     placed = [line for line in result.stdout.splitlines() if " -> " in line]
-    assert len(placed) == 7 and all(": rejected: taint " in line for line in placed)
+    assert len(placed) == 8 and all(": rejected: taint " in line for line in placed)
 
 
 def test_another_controllers_object_is_explained_by_its_pods(tmp_path) -> None:

@@ -24,6 +24,9 @@ CRD_FILES = {
     ("kueue.x-k8s.io", "Cohort"): "kueue/kueue.x-k8s.io_cohorts.yaml",
     ("scheduling.run.ai", "Queue"): "kai/scheduling.run.ai_queues.yaml",
     ("kai.scheduler", "SchedulingShard"): "kai/kai.scheduler_schedulingshards.yaml",
+    ("keda.sh", "ScaledObject"): "keda/keda.sh_scaledobjects.yaml",
+    ("monitoring.coreos.com", "PrometheusRule"): "prometheus-operator/monitoring.coreos.com_prometheusrules.yaml",
+    ("slinky.slurm.net", "NodeSet"): "slinky/slinky.slurm.net_nodesets.yaml",
 }
 
 

@@ -27,12 +27,15 @@ def test_markdown_report_of_the_full_example() -> None:
     result = CliRunner().invoke(main, ["report", AI_PROD])
     assert result.exit_code == 0
     text = result.stdout
-    # hand-checked against policies/ai-prod.yaml: 16x8 H100 + 4x8 A100 + 8x8 H20 = 224 high-performance GPUs.
+    # hand-checked against policies/ai-prod.yaml: 16x8 H100 + 4x8 A100 + 8x8 H20 = 224 high-performance GPUs
+    # (h100-slurm's 8x8 H100 are Slurm's only: not Kubernetes capacity).
     # Was 68 (team-a 64 + research 8 split evenly, 4): research's training workloads reach those 224 and the 24
     # of a40-dev (standard), so it puts 8 x 224/248 = 7.23 here: 71.23 of 224 = 32%; standard gets 0.77 (3%).
     assert "| high-performance | a100-train, h100-train, h20-hybrid | 224 | 71.2 | 32% |" in text
     assert "| standard | a40-dev | 24 | 0.8 | 3% |" in text
     assert "| l4-serve | inference | inference | NVIDIA-L4 | 40 | 160 |" in text
+    assert "| h100-slurm | Slurm only | high-performance | NVIDIA-H100-80GB | 8 | 64 |" in text
+    assert "7 pools, 93 nodes, 430 nvidia.com/gpu for Kubernetes (64 more on Slurm's own nodes)." in text
     assert "| team-a | high-performance | 64 | 64 | 160 | 160 | 15% |" in text  # 64 of 430 GPUs
     assert "| nvidia.com/gpu | 384 | 430 | 0.89x |" in text  # quotas: 160 + 2x80 + 64
     assert "### Warnings\n\nNone." in text
@@ -40,13 +43,13 @@ def test_markdown_report_of_the_full_example() -> None:
 
 def test_markdown_report_shows_whether_each_workload_fits() -> None:
     text = CliRunner().invoke(main, ["report", AI_PROD]).stdout
-    # chat-serving: 6 pods of 8 cpu, 32Gi, 1 GPU in team-b (quota 80 GPUs, 1000 cpu, 4000Gi; capability 120 GPUs).
-    # Tightest quota key: GPUs, 80 - 6 = 74 (cpu and memory keep 95%). Queue: 120 - 6 = 114. Pools of the
-    # inference tier: l4-serve 40 nodes x 4 pods (4 GPUs; 48 cpu / 8 = 6; 192Gi / 32Gi = 6) = 160, t4-serve
-    # 11 nodes x 2 pods (2 GPUs; 32 / 8 = 4; 128Gi / 32Gi = 4) = 22: room for 182.
+    # chat-serving autoscales to at most 48 pods of 8 cpu, 32Gi, 1 GPU in team-b (quota 80 GPUs, 1000 cpu, 4000Gi;
+    # capability 120 GPUs). Tightest quota key: GPUs, 80 - 48 = 32 (cpu 1000 - 384 and memory 4000Gi - 1536Gi keep
+    # 62%). Queue: 120 - 48 = 72. Pools of the inference tier: l4-serve 40 nodes x 4 pods (4 GPUs; 48 cpu / 8 = 6;
+    # 192Gi / 32Gi = 6) = 160, t4-serve 11 nodes x 2 pods (2 GPUs; 32 / 8 = 4; 128Gi / 32Gi = 4) = 22: room for 182.
     assert (
-        "| chat-serving | team-b | ai-team-b | 6 | 8 cpu, 32Gi memory, 1 nvidia.com/gpu | "
-        "fits, 74 requests.nvidia.com/gpu left | fits, 114 nvidia.com/gpu left | fits: room for 182 | yes |"
+        "| chat-serving | team-b | ai-team-b | 48 | 8 cpu, 32Gi memory, 1 nvidia.com/gpu | "
+        "fits, 32 requests.nvidia.com/gpu left | fits, 72 nvidia.com/gpu left | fits: room for 182 | yes |"
     ) in text
 
 

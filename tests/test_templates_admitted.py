@@ -38,15 +38,22 @@ def _output(policy: Path) -> dict[str, bytes]:
     return {path: f.data for path, f in result.files.items()}
 
 
-def _pods(template: dict) -> list[tuple[str, int, dict]]:
-    """(role, pods at once, pod template), read from the object as its controller reads it."""
+def _most(autoscaler: dict) -> int:
+    """The most replicas an autoscaler (a HorizontalPodAutoscaler or KEDA's ScaledObject) gives its target."""
+    spec = autoscaler["spec"]
+    return spec["maxReplicas"] if autoscaler["kind"] == "HorizontalPodAutoscaler" else spec["maxReplicaCount"]
+
+
+def _pods(template: dict, autoscaler: dict | None) -> list[tuple[str, int, dict]]:
+    """(role, pods at once, pod template), read from the object as its controller reads it; an autoscaled
+    Deployment at its autoscaler's maximum."""
     spec, kind = template["spec"], template["kind"]
     if template["apiVersion"].startswith("batch.volcano.sh/"):
         return [(t["name"], t["replicas"], t["template"]) for t in spec["tasks"]]
     if kind == "PyTorchJob":
         return [(role, r["replicas"], r["template"]) for role, r in spec["pytorchReplicaSpecs"].items()]
     if kind == "Deployment":
-        return [("pod", spec["replicas"], spec["template"])]
+        return [("pod", _most(autoscaler) if autoscaler else spec.get("replicas", 1), spec["template"])]
     assert kind == "Job", kind
     return [("pod", min(spec["parallelism"], spec["completions"]), spec["template"])]
 
@@ -73,12 +80,13 @@ def _check(files: dict[str, bytes]) -> int:
     nodes = _nodes(json.loads(files["nodes/plan.json"]))
     admitted = 0
     for path in sorted(p for p in files if p.startswith("templates/")):
-        [template] = _documents(files[path])
+        template, *autoscalers = _documents(files[path])
+        assert [a["spec"]["scaleTargetRef"]["name"] for a in autoscalers] in ([], [template["metadata"]["name"]])
         namespace = template["metadata"]["namespace"]
         limit_ranges = [o for o in by_namespace.get(namespace, ()) if o["kind"] == "LimitRange"]
         quotas = [o for o in by_namespace.get(namespace, ()) if o["kind"] == "ResourceQuota"]
         used: dict = {}
-        for role, count, pod_template in _pods(template):
+        for role, count, pod_template in _pods(template, autoscalers[0] if autoscalers else None):
             for i in range(count):
                 pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"{role}-{i}", "namespace": namespace}}
                 pod["spec"] = pod_template["spec"]
@@ -109,7 +117,7 @@ def test_a_template_without_cpu_and_memory_is_refused_where_the_quota_constrains
     files = _output(next(p for p in example_policies() if p.stem == "ai-prod"))  # its quotas constrain cpu and memory
     path = next(p for p in sorted(files) if p.startswith("templates/"))
     [template] = _documents(files[path])
-    for _, _, pod_template in _pods(template):
+    for _, _, pod_template in _pods(template, None):
         for container in pod_template["spec"]["containers"]:
             for part in container["resources"].values():
                 part.pop("cpu", None)

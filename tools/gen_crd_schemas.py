@@ -59,6 +59,9 @@ SOURCES = (
     Source("kubeflow", "training-operator-v1", ("training-operator-v1/kubeflow.org_pytorchjobs.yaml",)),
     Source("kueue", None, ("*.yaml",)),
     Source("kai", None, ("scheduling.run.ai_queues.yaml", "kai.scheduler_schedulingshards.yaml")),
+    Source("prometheus-operator", None, ("monitoring.coreos.com_prometheusrules.yaml",)),
+    Source("keda", None, ("keda.sh_scaledobjects.yaml",)),
+    Source("slinky", None, ("slinky.slurm.net_nodesets.yaml",)),
 )
 
 # Kept as they are (after recursing into sub-schemas).
@@ -137,6 +140,8 @@ def python_pattern(pattern: str) -> str:
 
     out: list[str] = []
     in_class = False
+    depth = 0
+    closing = ""
     i = 0
     while i < len(pattern):
         c = pattern[i]
@@ -154,7 +159,10 @@ def python_pattern(pattern: str) -> str:
             if pattern.startswith("[:", i):
                 raise fail("POSIX character classes are not supported by Python")
             in_class = c != "]"
-        elif c == "[":
+            out.append(c)
+            i += 1
+            continue
+        if c == "[":
             # A `]` right after `[` or `[^` is a literal.
             j = i + 1 + (pattern[i + 1 : i + 2] == "^")
             j += pattern[j : j + 1] == "]"
@@ -164,13 +172,23 @@ def python_pattern(pattern: str) -> str:
             continue
         elif c == "$":
             c = GO_END
+        elif pattern.startswith("(?i)", i) and depth == 0 and not closing:
+            # RE2 turns case folding on from here to the end; Python takes flags only at the start, or scoped.
+            out.append("(?i:")
+            closing = ")"
+            i += 4
+            continue
         elif pattern.startswith("(?", i) and not pattern.startswith(("(?:", "(?P<"), i):
             raise fail("RE2 flags or group syntax that Python reads differently")
         elif pattern.startswith("{,", i):
             raise fail("'{,' is a literal in RE2 but a quantifier in Python")
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
         out.append(c)
         i += 1
-    converted = "".join(out)
+    converted = "".join(out) + closing
     try:
         re.compile(converted)
     except re.error as e:

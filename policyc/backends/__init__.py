@@ -48,7 +48,18 @@ def every_settings() -> list[ModuleType]:
 
 def emit(cluster: Cluster) -> list[Artifact]:
     """Every artifact of the cluster, sorted by path."""
-    from policyc.backends import admission, argocd, gpu_operator, kubernetes, node_agents, nodes, workloads
+    from policyc.backends import (
+        admission,
+        argocd,
+        autoscaling,
+        gpu_operator,
+        kubernetes,
+        monitoring,
+        node_agents,
+        nodes,
+        slurm,
+        workloads,
+    )
 
     backend = scheduler(cluster.scheduler.backend)
     artifacts = [
@@ -58,6 +69,8 @@ def emit(cluster: Cluster) -> list[Artifact]:
         *nodes.emit(cluster),
         *node_agents.emit(cluster),
         *gpu_operator.emit(cluster),
-        *workloads.emit(cluster, backend),
+        *monitoring.emit(cluster),
+        *slurm.emit(cluster),
+        *autoscaling.attach(cluster, workloads.emit(cluster, backend)),
     ]
     return sorted(argocd.finalize(artifacts, backend.WAVES), key=lambda a: a.path)

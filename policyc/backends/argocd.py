@@ -27,10 +27,12 @@ WAVES = {
     "ResourceQuota": 1,
     "LimitRange": 1,
     "ConfigMap": 1,
+    "PrometheusRule": 1,
     "ValidatingAdmissionPolicy": 1,
     "ValidatingAdmissionPolicyBinding": 2,
     "MutatingAdmissionPolicy": 1,
     "MutatingAdmissionPolicyBinding": 2,
+    "NodeSet": 2,  # Slinky's slurmd pods: after the PriorityClasses and the quotas of their namespace
 }
 """Sync waves of the shared kinds: namespaces first, then what lives in them and the schedulers' configuration."""
 SCHEDULER_WAVE = 2

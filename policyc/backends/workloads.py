@@ -78,11 +78,10 @@ def job(cluster: Cluster, w: Workload, binding: Binding) -> dict:
 
 
 def deployment(cluster: Cluster, w: Workload, binding: Binding) -> dict:
-    spec: dict = {
-        "replicas": w.replicas,
-        "selector": {"matchLabels": {NAME_LABEL: w.name}},
-        "template": pod_template(cluster, w, binding, w.name),
-    }
+    """An autoscaled one states no replicas, which its autoscaler owns (`policyc.backends.autoscaling`)."""
+    spec: dict = {} if w.autoscale else {"replicas": w.replicas}
+    spec["selector"] = {"matchLabels": {NAME_LABEL: w.name}}
+    spec["template"] = pod_template(cluster, w, binding, w.name)
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": object_meta(cluster, w, binding), "spec": spec}
 
 

@@ -7,15 +7,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from policyc.checks import (
+    autoscaling,
     capacity,
     devices,
     limits,
+    monitoring,
     namespaces,
     partitions,
     priorities,
     queue_tree,
     queues,
     sizing,
+    slurm,
     training,
     workloads,
 )
@@ -36,6 +39,9 @@ CHECKS: tuple[Check, ...] = (
     training.check,
     sizing.check,
     capacity.check,
+    autoscaling.check,
+    monitoring.check,
+    slurm.check,
 )
 
 

@@ -60,7 +60,7 @@ def subtree_reach(cluster: Cluster) -> dict[str, frozenset[str]]:
 def tenant_reach(cluster: Cluster) -> dict[str, frozenset[str]]:
     """Tenant -> the pools its guarantee can be kept on: those its subtree's workloads reach, or every pool when
     they reach none (workloads that land nowhere are the placement proof's to report, and confine nothing)."""
-    everything = frozenset(p.name for p in cluster.pools)
+    everything = frozenset(p.name for p in cluster.kubernetes_pools)
     return {name: pools or everything for name, pools in subtree_reach(cluster).items()}
 
 
@@ -69,7 +69,7 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
         return
     yield from _tiers_without_pools(cluster)
     yield from (d for _, d in _shortfalls(cluster))
-    yield from _overcommit(cluster, cluster.capacity(cluster.pools))
+    yield from _overcommit(cluster, cluster.capacity(cluster.kubernetes_pools))
 
 
 def unkeepable(cluster: Cluster) -> set[str]:

@@ -83,6 +83,8 @@ def _pod_figures(cluster: Cluster, pods: PodResources) -> str:
 
 def _pods_at(w: Workload) -> tuple:
     """Where the policy says how many pods the workload runs at once."""
+    if w.autoscale:
+        return (*w.autoscale.path, "max")
     return (*w.path, "elastic", "maxReplicas") if w.elastic else (*w.path, "replicas")
 
 

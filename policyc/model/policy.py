@@ -7,11 +7,23 @@ on hover.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import AfterValidator, ConfigDict, Discriminator, Field, Tag, model_validator
+from pydantic import (
+    AfterValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PlainValidator,
+    Tag,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
 from policyc.backends import SCHEDULERS, every_settings, settings
+from policyc.diagnostics import describe_value
 from policyc.model.base import Model, SchedulerSettings
 from policyc.model.types import (
     GpuProduct,
@@ -207,6 +219,92 @@ class Elastic(Model):
     max_replicas: int = Field(ge=1, le=100_000, description="Most workers the job grows to.")
 
 
+_METRIC_NAME = r"^[A-Za-z_:][A-Za-z0-9_:.-]*$"
+_SERVER_ADDRESS = r"^https?://[^\s/?#]+(/[^\s?#]*)?$"
+
+
+def _matching(pattern: str, what: str, example: str) -> Any:
+    """A validator of a string against `pattern` (also the field's JSON Schema pattern), with a plain message."""
+
+    def validate(value: str) -> str:
+        if not re.fullmatch(pattern, value):
+            raise policy_error("invalid-value", f"'{value}' is not {what}", hint=f"e.g. {example}")
+        return value
+
+    return AfterValidator(validate)
+
+
+class AutoscaleMetric(Model):
+    name: Annotated[str, _matching(_METRIC_NAME, "a metric name", "vllm_num_requests_waiting")] = Field(
+        max_length=253,
+        json_schema_extra={"pattern": _METRIC_NAME},
+        description="A per-pod metric of the custom metrics API (e.g. served by prometheus-adapter), by its name.",
+    )
+    average_value: Quantity = Field(
+        description="Its target average over the pods (a quantity above zero): the autoscaler adds pods above it."
+    )
+
+    @field_validator("average_value")
+    @classmethod
+    def _positive(cls, value: Any) -> Any:
+        if value.is_zero():
+            raise policy_error("invalid-value", "averageValue must be above zero", hint="e.g. averageValue: 5")
+        return value
+
+
+class AutoscalePrometheus(Model):
+    server_address: Annotated[
+        str, _matching(_SERVER_ADDRESS, "an http(s) URL", "http://prometheus.monitoring:9090")
+    ] = Field(
+        max_length=2048,
+        json_schema_extra={"pattern": _SERVER_ADDRESS},
+        description="The Prometheus (or Thanos) server KEDA queries, e.g. http://prometheus.monitoring:9090.",
+    )
+    query: str = Field(
+        min_length=1,
+        max_length=16384,
+        description="A PromQL query returning one value for the whole workload, e.g. its waiting requests.",
+    )
+    threshold: float = Field(
+        gt=0,
+        allow_inf_nan=False,
+        description="The query's value per pod the autoscaler aims at (KEDA's AverageValue target): pods = value / "
+        "threshold, rounded up.",
+    )
+    activation_threshold: float | None = Field(
+        None,
+        allow_inf_nan=False,
+        description="With min 0: KEDA scales from zero when the query's value is above it (default 0).",
+    )
+
+
+class Autoscale(Model):
+    min: int = Field(
+        ge=0,
+        le=100_000,
+        description="Fewest pods. 0 (scale to zero when idle) needs KEDA and a prometheus trigger: the "
+        "HorizontalPodAutoscaler's own scale to zero is behind an alpha feature gate.",
+    )
+    max: int = Field(
+        ge=1,
+        le=100_000,
+        description="Most pods: policyc checks that this many fit the tenant's quota, its queue and the pools.",
+    )
+    cpu: int | None = Field(
+        None,
+        ge=1,
+        le=2_147_483_647,
+        description="Target average CPU use, in percent of the pods' cpu request (e.g. 70); at most the limit's "
+        "share of the request, which is all a pod can use.",
+    )
+    metric: AutoscaleMetric | None = Field(
+        None, description="A per-pod metric of the custom metrics API (HorizontalPodAutoscaler only)."
+    )
+    prometheus: AutoscalePrometheus | None = Field(
+        None, description="A Prometheus query (KEDA only: spec.autoscaling.keda)."
+    )
+
+
 class Taint(Model):
     key: LabelKey = Field(description="Taint key.")
     value: LabelValue = Field("", description="Taint value (may be empty).")
@@ -236,6 +334,82 @@ class Toleration(Model):
                 hint="add the taint key, or set operator: Exists to tolerate every taint",
             )
         return self
+
+
+def _slurm_time(value: str) -> str:
+    from policyc import slurm
+
+    try:
+        slurm.minutes(value)
+    except slurm.TimeError as e:
+        raise policy_error("invalid-value", str(e), hint='e.g. maxTime: "7-00:00:00" (7 days), "12:00:00" or '
+                           "UNLIMITED") from None  # fmt: skip
+    return value
+
+
+class PoolSlurm(Model):
+    """The pool's nodes in a Slurm partition: slurm.conf lines, or a Slinky NodeSet (spec.slurm.operator)."""
+
+    partition: Name = Field(
+        description="The Slurm partition the nodes are in; pools naming one partition share it (its Nodes are theirs)."
+    )
+    default: bool = Field(False, description="Jobs that name no partition run in this one (Default=YES); one at most.")
+    max_time: Annotated[str, AfterValidator(_slurm_time)] = Field(
+        "UNLIMITED",
+        description=(
+            "Longest run time of a job (MaxTime): minutes, minutes:seconds, hours:minutes:seconds, days-hours, "
+            'days-hours:minutes, days-hours:minutes:seconds, or UNLIMITED; e.g. "7-00:00:00".'
+        ),
+    )
+    priority_class: str | None = Field(
+        None,
+        description=(
+            "A priority class of the policy: the partition's PriorityTier is its value (clamped to 0..65533), and "
+            "Slinky's slurmd pods carry it; a tenant's quota.perPriorityClass for it must fit the partition's GPUs."
+        ),
+    )
+    shared: bool = Field(
+        False,
+        description=(
+            "true: Kubernetes workloads of the pool's usage may use the nodes too. false (Slurm-only): the nodes are "
+            "tainted <domain>/slurm-only:NoSchedule, which no workload template tolerates."
+        ),
+    )
+    gres_type: str | None = Field(
+        None,
+        pattern=r"^[a-z0-9][a-z0-9._]*$",
+        max_length=63,
+        description=(
+            "The GRES type of the pool's GPUs (Gres=gpu:<type>:<count>). Default: the product's model word in lower "
+            "case (NVIDIA-H100-80GB -> h100), a substring of the name Slurm's GPU autodetection gives the card."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _not_default(self) -> PoolSlurm:
+        if self.partition == "default":
+            raise policy_error(
+                "invalid-value",
+                "Slurm reads a partition named 'default' as the defaults of the partitions that follow, not as one",
+                hint="name the partition otherwise, and set default: true to make it the default partition",
+            )
+        return self
+
+
+class SlurmSettings(Model):
+    operator: Literal["none", "slinky"] = Field(
+        "none",
+        description=(
+            "none: slurmd runs on the nodes, and policyc writes slurm/slurm.conf (a fragment to include) and "
+            "slurm/gres.conf. slinky: Slinky's slurm-operator runs slurmd in pods, and policyc writes a NodeSet "
+            "(slinky.slurm.net/v1beta1) per partition."
+        ),
+    )
+    namespace: Name = Field(
+        "slurm",
+        description="Namespace of Slinky's Controller (and of the NodeSets); its slurm chart creates it.",
+    )
+    controller: Name = Field("slurm", description="Name of Slinky's Controller (the slurm chart's release name).")
 
 
 class NodePool(Model):
@@ -276,6 +450,7 @@ class NodePool(Model):
             "tolerate them unless they say so."
         ),
     )
+    slurm: PoolSlurm | None = Field(None, description="Put the pool's nodes in a Slurm partition (spec.slurm).")
     description: str | None = Field(None, description="Free text for humans.")
 
 
@@ -505,11 +680,31 @@ class Workload(Model):
             "is how many it starts with. Its pools and queue must hold maxReplicas pods."
         ),
     )
+    autoscale: Autoscale | None = Field(
+        None,
+        description=(
+            "Scale an inference Deployment between min and max pods on CPU use, a custom metric or a Prometheus "
+            "query: a HorizontalPodAutoscaler (autoscaling/v2), or a KEDA ScaledObject with spec.autoscaling.keda, "
+            "beside the Deployment in its template (which then leaves replicas to it). Its quota, queue and pools "
+            "must hold max pods."
+        ),
+    )
     namespace_default: bool = Field(
         False,
         description=(
             "Pods in the workload's namespace that name no workload class get this class's placement injected "
             "(where the API server has MutatingAdmissionPolicy). At most one class per namespace."
+        ),
+    )
+
+
+class Autoscaling(Model):
+    keda: bool = Field(
+        False,
+        description=(
+            "KEDA (keda.sh/v1alpha1) is installed: autoscaled workloads get a ScaledObject, which drives their "
+            "HorizontalPodAutoscaler, instead of a HorizontalPodAutoscaler; it adds Prometheus triggers and scaling "
+            "to zero."
         ),
     )
 
@@ -530,6 +725,246 @@ class NodeAgent(Model):
             "Operator's through nodes/gpu-operator-values.yaml)."
         ),
     )
+
+
+# --- GPU alerts (spec.monitoring): policyc.backends.monitoring emits them, policyc.checks.monitoring lints them ---
+
+
+def _threshold(what: str, low: float, high: float, *, integer: bool = False, open_low: bool = True) -> Any:
+    """A number from `low` (excluded when `open_low`) to `high`, or false for no alert of this kind."""
+    kind = "a whole number" if integer else "a number"
+    bounds = f"{'above' if open_low else 'from'} {low:g} {'up to' if open_low else 'to'} {high:g}"
+
+    def validate(value: Any) -> Any:
+        if value is False:
+            return value
+        numeric = isinstance(value, int) if integer else isinstance(value, int | float)
+        if isinstance(value, bool) or not numeric:
+            raise policy_error(
+                "wrong-type",
+                f"must be {what} ({kind} {bounds}) or false for no alert, not {describe_value(value)}",
+                hint="write a bare number" if isinstance(value, str) else None,
+            )
+        if value > high or value < low or (open_low and value == low):
+            raise policy_error("invalid-value", f"{value:g} is out of range: {what} is {kind} {bounds}")
+        return value
+
+    number = {"type": "integer" if integer else "number", "maximum": high}
+    number["exclusiveMinimum" if open_low else "minimum"] = low
+    return Annotated[Any, PlainValidator(validate), WithJsonSchema({"anyOf": [number, {"const": False}]})]
+
+
+def _duration(non_zero: bool) -> Any:
+    """A Prometheus duration (5m, 1h30m), as a string; `non_zero` for a window."""
+    from policyc.promql import DURATION, duration_hint, duration_ms
+
+    def validate(value: Any) -> str:
+        if not isinstance(value, str):
+            raise policy_error(
+                "wrong-type",
+                f"must be a Prometheus duration such as 5m or 1h30m, not {describe_value(value)}",
+                hint=f"add a unit, e.g. '{value}m'" if isinstance(value, int) and not isinstance(value, bool) else None,
+            )
+        ms = duration_ms(value)
+        if ms is None:
+            raise policy_error(
+                "invalid-value",
+                f"'{value}' is not a Prometheus duration (units y w d h m s ms, largest first, each once)",
+                duration_hint(value),
+            )
+        if non_zero and ms == 0:
+            raise policy_error("invalid-value", "a window of 0 holds no sample", "give it a length, e.g. 1h")
+        return value
+
+    return Annotated[str, PlainValidator(validate), WithJsonSchema({"type": "string", "pattern": DURATION})]
+
+
+PROMETHEUS_LABEL = r"^[a-zA-Z_][a-zA-Z0-9_]*$"
+PROMETHEUS_METRIC = r"^[a-zA-Z_:][a-zA-Z0-9_:]*$"
+
+
+def _prometheus_label(name: str) -> str:
+    if not re.fullmatch(PROMETHEUS_LABEL, name):
+        fixed = re.sub(r"[^a-zA-Z0-9_]", "_", name)
+        raise policy_error(
+            "invalid-value",
+            f"'{name}' is not a Prometheus label name (letters, digits and _, not first a digit)",
+            f"did you mean '{fixed}'?" if re.fullmatch(PROMETHEUS_LABEL, fixed) else None,
+        )
+    if name.startswith("__"):
+        raise policy_error("invalid-value", f"label '{name}' is reserved: Prometheus owns names starting with __")
+    return name
+
+
+PrometheusLabel = Annotated[
+    str, AfterValidator(_prometheus_label), WithJsonSchema({"type": "string", "pattern": PROMETHEUS_LABEL})
+]
+"""A Prometheus label name (not Kubernetes': no dots, dashes or slashes)."""
+Duration = _duration(non_zero=False)
+Window = _duration(non_zero=True)
+Temperature = _threshold("a temperature in °C", 1, 150, integer=True, open_low=False)
+Fraction = _threshold("a fraction of the card's memory", 0, 1)
+PowerFraction = _threshold("a fraction of the card's rated power", 0, 2)
+
+
+class LowUtilisation(Model):
+    below: float = Field(
+        gt=0, le=100, description="Alert when a GPU's utilisation (DCGM_FI_DEV_GPU_UTIL, %) averages below this."
+    )
+    for_: Window = Field(alias="for", description="The window the average is taken over (avg_over_time), e.g. 1h.")
+
+    @field_validator("below", mode="before")
+    @classmethod
+    def _whole_numbers_too(cls, value: Any) -> Any:
+        """10 is a percentage as much as 10.0 (strict mode would refuse the integer)."""
+        return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def _low_utilisation_default() -> LowUtilisation:
+    return LowUtilisation.model_validate({"below": 10, "for": "1h"})
+
+
+LowUtilisationField = Annotated[
+    Union[Annotated[LowUtilisation, Tag("window")], Annotated[Literal[False], Tag("off")]],  # noqa: UP007  # tagged
+    Discriminator(lambda value: "off" if value is False else "window"),
+]
+"""`{below, for}`, or false for no alert: one member by the value, so that a mistake gets that member's error."""
+
+
+_THRESHOLD_HELP = {
+    "gpu_temperature": "Alert when a GPU is hotter than this, in °C (DCGM_FI_DEV_GPU_TEMP); false: no alert.",
+    "memory_temperature": (
+        "Alert when a GPU's memory is hotter than this, in °C (DCGM_FI_DEV_MEMORY_TEMP; HBM cards report it); false: "
+        "no alert."
+    ),
+    "memory_used": (
+        "Alert when a GPU uses more than this fraction of its framebuffer (DCGM_FI_DEV_FB_USED over USED + FREE); "
+        "false: no alert."
+    ),
+    "power": (
+        "Alert when a GPU draws more than this fraction of its card's rated power (DCGM_FI_DEV_POWER_USAGE; the rated "
+        "power from policyc's product table or monitoring.ratedPower); false: no alert."
+    ),
+    "low_utilisation": "Alert on GPUs idle over a window: {below: percent, for: window}; false: no alert.",
+    "xid_errors": (
+        "Alert on XID errors: DCGM_FI_DEV_XID_ERRORS != 0 (a gauge holding the last XID code until the exporter "
+        "restarts), or DCGM_EXP_XID_ERRORS_COUNT > 0 when extraCounters enables that windowed count."
+    ),
+    "ecc_or_remap": (
+        "Alert on memory errors: a failed row remap (DCGM_FI_DEV_ROW_REMAP_FAILURE), rows remapped for uncorrectable "
+        "errors, and double-bit ECC errors and retired pages where the exporter's counters include them."
+    ),
+}
+
+
+class AlertThresholds(Model):
+    """What the GPU alerts fire on; the defaults follow common practice (see policyc.backends.monitoring)."""
+
+    gpu_temperature: Temperature = Field(85, description=_THRESHOLD_HELP["gpu_temperature"])
+    memory_temperature: Temperature = Field(False, description=_THRESHOLD_HELP["memory_temperature"])
+    memory_used: Fraction = Field(0.95, description=_THRESHOLD_HELP["memory_used"])
+    power: PowerFraction = Field(1.0, description=_THRESHOLD_HELP["power"])
+    low_utilisation: LowUtilisationField = Field(
+        default_factory=_low_utilisation_default, description=_THRESHOLD_HELP["low_utilisation"]
+    )
+    xid_errors: bool = Field(True, description=_THRESHOLD_HELP["xid_errors"])
+    ecc_or_remap: bool = Field(True, description=_THRESHOLD_HELP["ecc_or_remap"])
+
+
+class PoolAlertThresholds(Model):
+    """A pool's own thresholds: each field given replaces monitoring.thresholds' for the pool's GPUs."""
+
+    gpu_temperature: Temperature | None = Field(None, description=_THRESHOLD_HELP["gpu_temperature"])
+    memory_temperature: Temperature | None = Field(None, description=_THRESHOLD_HELP["memory_temperature"])
+    memory_used: Fraction | None = Field(None, description=_THRESHOLD_HELP["memory_used"])
+    power: PowerFraction | None = Field(None, description=_THRESHOLD_HELP["power"])
+    low_utilisation: LowUtilisationField | None = Field(None, description=_THRESHOLD_HELP["low_utilisation"])
+    xid_errors: bool | None = Field(None, description=_THRESHOLD_HELP["xid_errors"])
+    ecc_or_remap: bool | None = Field(None, description=_THRESHOLD_HELP["ecc_or_remap"])
+
+
+class AlertRule(Model):
+    """An alerting rule of your own, as in a Prometheus rule file; policyc lints its expression."""
+
+    alert: str = Field(pattern=PROMETHEUS_METRIC, description="The alert's name (a Prometheus metric name).")
+    expr: str = Field(min_length=1, description="The PromQL expression; every result fires the alert.")
+    for_: Duration | None = Field(None, alias="for", description="How long the result must hold before it fires.")
+    keep_firing_for: Duration | None = Field(None, description="How long it keeps firing once the result is gone.")
+    labels: dict[PrometheusLabel, str] = Field(
+        default_factory=dict, description="Labels of the alert (severity ...); policyc adds policyc: <policy>."
+    )
+    annotations: dict[PrometheusLabel, str] = Field(
+        default_factory=dict, description="Annotations of the alert (summary, description ...), templates allowed."
+    )
+
+
+class Monitoring(Model):
+    namespace: Name = Field(
+        "monitoring",
+        description=(
+            "Namespace of the PrometheusRule: one the Prometheus Operator's ruleNamespaceSelector selects, which "
+            "exists (policyc does not create it; the monitoring stack's installation does)."
+        ),
+    )
+    labels: dict[LabelKey, LabelValue] = Field(
+        default_factory=dict,
+        description=(
+            "Labels of the PrometheusRule that your Prometheus's ruleSelector matches: kube-prometheus-stack selects "
+            "release: <its Helm release> unless ruleSelectorNilUsesHelmValues is false."
+        ),
+    )
+    for_: Duration = Field("5m", alias="for", description="How long a condition must hold before its alert fires.")
+    node_label: PrometheusLabel = Field(
+        "Hostname",
+        description=(
+            "The exporter's label that names the node: Hostname (the DCGM exporter's, its NODE_NAME), or one your "
+            "scrape configuration relabels it to. Pools are selected by their node names in it."
+        ),
+    )
+    counters: Literal["default", "dcp-metrics-included"] = Field(
+        "default",
+        description=(
+            "The counter file the DCGM exporter reads: default (etc/default-counters.csv) or dcp-metrics-included "
+            "(etc/dcp-metrics-included.csv, the profiling set). policyc alerts only on what it exports."
+        ),
+    )
+    extra_counters: dict[Annotated[str, Field(pattern=r"^DCGM_(FI|EXP)_[A-Z0-9_]+$")], Literal["gauge", "counter"]] = (
+        Field(
+            default_factory=dict,
+            description=(
+                "Rows your exporter's counter file adds to that set: field -> Prometheus type, e.g. "
+                "{DCGM_FI_DEV_ECC_DBE_VOL_TOTAL: counter, DCGM_EXP_XID_ERRORS_COUNT: gauge}."
+            ),
+        )
+    )
+    rated_power: dict[GpuProduct, Annotated[float, Field(gt=0, le=5000)]] = Field(
+        default_factory=dict,
+        description=(
+            "Rated power per card in W, by GPU product, for products policyc's table lacks (or to override it): "
+            "{NVIDIA-H20: 400}. A pool whose card has none gets no power alert (a warning says so)."
+        ),
+    )
+    thresholds: AlertThresholds = Field(
+        default_factory=lambda: AlertThresholds(), description="What the alerts fire on, for every pool."
+    )
+    pools: dict[Name, PoolAlertThresholds] = Field(
+        default_factory=dict, description="Thresholds of one pool, by pool name, over monitoring.thresholds."
+    )
+    extra_rules: list[AlertRule] = Field(
+        default_factory=list,
+        description=(
+            "Your own alerting rules, in the same PrometheusRule; policyc lints them against the exporter's counters "
+            "(a metric it does not export, rate() or increase() on a gauge)."
+        ),
+    )
+
+    @field_validator("rated_power", mode="before")
+    @classmethod
+    def _whole_watts_too(cls, value: Any) -> Any:
+        """700 is as many watts as 700.0 (strict mode would refuse the integer)."""
+        if isinstance(value, dict):
+            return {k: float(v) if isinstance(v, int) and not isinstance(v, bool) else v for k, v in value.items()}
+        return value
 
 
 class Spec(Model):
@@ -563,6 +998,16 @@ class Spec(Model):
             "wildcard toleration, no spec.nodeName, its priority classes, scheduler and queue."
         ),
     )
+    autoscaling: Autoscaling | None = Field(
+        None, description="How the cluster scales inference workloads (workloads[].autoscale)."
+    )
+    monitoring: Monitoring | None = Field(
+        None,
+        description=(
+            "GPU alerts for the DCGM exporter's metrics: one PrometheusRule (monitoring/gpu-alerts.yaml), a group per "
+            "pool of NVIDIA GPUs with the thresholds of its card, and your own rules, linted."
+        ),
+    )
     tenants: list[Tenant] = Field(default_factory=list, description="Teams sharing the cluster.")
     workloads: list[Workload] = Field(
         default_factory=list,
@@ -575,6 +1020,9 @@ class Spec(Model):
             "container toolkit, device plugin, GPU Feature Discovery, DCGM exporter, MIG manager, validator) and "
             "node-feature-discovery's worker, all given the tolerations policyc emits."
         ),
+    )
+    slurm: SlurmSettings | None = Field(
+        None, description="How Slurm runs on the pools that name a partition (nodePools[].slurm)."
     )
 
 

@@ -118,12 +118,12 @@ def _non_preemptible(cluster: Cluster) -> Iterator[Diagnostic]:
             each = requests.get(resource)
             if each is None:  # unsized: reported by the shared checks
                 continue
-            need, quota = each * w.replicas, tenant.queue.guarantee.get(resource, Quantity.from_value(0))
+            need, quota = each * w.most_pods, tenant.queue.guarantee.get(resource, Quantity.from_value(0))
             if need > quota:
                 over.append((resource, need, quota))
         if not over:
             continue
-        pods = "its pod needs {}" if w.replicas == 1 else f"its {w.replicas} pods need {{}} at once"
+        pods = "its pod needs {}" if w.most_pods == 1 else f"its {w.most_pods} pods need {{}} at once"
         yield diag(
             "non-preemptible-above-quota",
             f"workload '{w.name}' has priority {value} ({source}), so KAI runs it as non-preemptible, only within "

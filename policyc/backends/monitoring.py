@@ -1,0 +1,276 @@
+"""GPU alerts: `spec.monitoring` -> one `monitoring.coreos.com/v1` PrometheusRule, `monitoring/gpu-alerts.yaml`.
+
+A group per pool of NVIDIA GPUs (`gpu.pool.<pool>`), because thresholds depend on the card: the power alert compares
+with the card's rated power, the memory alert's description states the card's memory. A pool's GPUs are selected by
+their node names in the DCGM exporter's `Hostname` label (`monitoring.nodeLabel`), as a regex policyc writes from the
+pool's nodes: the exporter's `modelName` ("NVIDIA H100 80GB HBM3") is not the GPU Feature Discovery product policyc
+knows, and two pools may share a card. The user's own rules (`monitoring.extraRules`) form the group `gpu.extra`.
+
+Defaults and facts (the model's fields carry them too):
+
+- 85 °C for 5m: Datadog's recommended DCGM monitor (DataDog/integrations-core dcgm/assets/monitors/
+  gpu_temperature.json: avg over 5m > 85).
+- Metrics and types: NVIDIA/dcgm-exporter etc/default-counters.csv (`policyc.promql.FIELDS`). DCGM_FI_DEV_XID_ERRORS
+  is a gauge holding the last XID code until the exporter restarts (NVIDIA/dcgm-exporter#500, #190): the alert is
+  `!= 0` and keeps firing until then; DCGM_EXP_XID_ERRORS_COUNT, when the counter file enables it, counts XIDs in a
+  window (`> 0`, labelled `xid`).
+- DCGM_FI_DEV_GPU_UTIL is not reported for MIG devices (NVIDIA/dcgm-exporter#216, #430: use
+  DCGM_FI_PROF_GR_ENGINE_ACTIVE, a 0-1 ratio, in dcp-metrics-included.csv): a MIG pool's low-utilisation alert reads
+  that field, or is left out with a warning.
+- Rated power per card: `RATED_POWER`, NVIDIA's datasheets.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from decimal import Decimal
+
+from policyc.accelerators import NVIDIA
+from policyc.artifacts import Artifact, Manifest
+from policyc.diagnostics import Path
+from policyc.ir import AlertRule, AlertThresholds, Cluster, Monitoring, Pool
+from policyc.k8s.objects import metadata
+from policyc.promql import XID, duration_ms, enabled_fields, node_regex, number
+
+PATH = "monitoring/gpu-alerts.yaml"
+EXTRA_GROUP = "gpu.extra"
+MIG_UTILISATION = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
+XID_COUNT = "DCGM_EXP_XID_ERRORS_COUNT"
+COUNTER_WINDOW = "15m"
+"""How far back an alert on a counter (remapped rows, ECC errors) looks: it fires for this long after each increase."""
+
+RATED_POWER: tuple[tuple[re.Pattern[str], str, int], ...] = tuple(
+    (re.compile(pattern), card, watts)
+    for pattern, card, watts in (
+        (r"H100.*(PCIE|PCIe)", "H100 PCIe", 350),  # NVIDIA H100 PCIe product brief PB-11133-001: TDP 350 W
+        (r"H100.*NVL", "H100 NVL", 400),  # NVIDIA H100 datasheet: 350-400 W (configurable)
+        (r"H100", "H100 SXM", 700),  # NVIDIA H100 datasheet: up to 700 W (configurable)
+        (r"H200.*NVL", "H200 NVL", 600),  # NVIDIA H200 datasheet: up to 600 W
+        (r"H200", "H200 SXM", 700),  # NVIDIA H200 datasheet: up to 700 W
+        (r"A100.*(PCIE|PCIe).*40GB|A100.*40GB.*(PCIE|PCIe)", "A100 40GB PCIe", 250),  # NVIDIA A100 datasheet
+        (r"A100.*(PCIE|PCIe)", "A100 80GB PCIe", 300),  # NVIDIA A100 datasheet
+        (r"A100", "A100 SXM", 400),  # NVIDIA A100 datasheet: 400 W
+        (r"A40(-|$)", "A40", 300),  # NVIDIA A40 datasheet
+        (r"A30(-|$)", "A30", 165),  # NVIDIA A30 datasheet
+        (r"A10(-|$)", "A10", 150),  # NVIDIA A10 datasheet
+        (r"L40S", "L40S", 350),  # NVIDIA L40S datasheet
+        (r"L40(-|$)", "L40", 300),  # NVIDIA L40 datasheet
+        (r"L4(-|$)", "L4", 72),  # NVIDIA L4 datasheet
+        (r"T4(-|$)", "T4", 70),  # NVIDIA T4 datasheet
+    )
+)
+"""GPU Feature Discovery product name -> (card, rated power per card in W), first match wins (the PCIe and NVL
+variants before the SXM one). NVIDIA's datasheets state these maximum board powers (TDP); a card capped lower by its
+site draws less. Products not here (H20, B200 ...) take `monitoring.ratedPower`."""
+SEVERITY = {
+    "GpuTemperatureHigh": "warning",
+    "GpuMemoryTemperatureHigh": "warning",
+    "GpuMemoryAlmostFull": "warning",
+    "GpuPowerHigh": "warning",
+    "GpuUnderutilised": "info",
+    "GpuXidError": "warning",
+    "GpuRowRemapFailed": "critical",
+    "GpuRowsRemappedUncorrectable": "warning",
+    "GpuEccDoubleBitErrors": "critical",
+    "GpuPagesRetiredDoubleBit": "warning",
+}
+"""Every alert policyc writes and its severity: XIDs are warnings (applications cause many of them), a failed row
+remap and double-bit errors are critical (the memory returned wrong data or cannot be repaired)."""
+
+
+def rated_power(product: str, monitoring: Monitoring) -> tuple[Decimal, str] | None:
+    """(watts, where the figure comes from) for a card, or None when neither the policy nor the table knows it."""
+    if product in monitoring.rated_power:
+        return Decimal(str(monitoring.rated_power[product])), "monitoring.ratedPower"
+    for pattern, card, watts in RATED_POWER:
+        if pattern.search(product):
+            return Decimal(watts), f"the {card}'s datasheet"
+    return None
+
+
+def monitored_pools(cluster: Cluster) -> list[Pool]:
+    """The pools whose GPUs the DCGM exporter reports: NVIDIA's."""
+    return [p for p in cluster.pools if p.vendor == NVIDIA.name]
+
+
+def utilisation_metric(pool: Pool, monitoring: Monitoring) -> tuple[str, Decimal] | None:
+    """(metric, its value at 100 %) the pool's low-utilisation alert reads, or None when its exporter has none."""
+    if pool.mig is None:
+        return "DCGM_FI_DEV_GPU_UTIL", Decimal(100)
+    if MIG_UTILISATION in enabled_fields(monitoring.counters, monitoring.extra_counters):
+        return MIG_UTILISATION, Decimal(1)
+    return None
+
+
+def emit(cluster: Cluster) -> list[Artifact]:
+    monitoring = cluster.monitoring
+    if monitoring is None:
+        return []
+    pools = monitored_pools(cluster)
+    groups = [{"name": f"gpu.pool.{p.name}", "rules": _pool_rules(cluster, monitoring, p)} for p in pools]
+    groups = [g for g in groups if g["rules"]]
+    if monitoring.extra_rules:
+        groups.append({"name": EXTRA_GROUP, "rules": [_extra_rule(cluster, r) for r in monitoring.extra_rules]})
+    if not groups:  # no NVIDIA pool and no rule of the user's: a warning says so (PC475)
+        return []
+    obj = {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PrometheusRule",
+        "metadata": metadata(
+            f"{cluster.name}-gpu-alerts", cluster.name, namespace=monitoring.namespace, labels=monitoring.labels
+        ),
+        "spec": {"groups": groups},
+    }
+    sources: tuple[Path, ...] = (monitoring.path, *(p.path for p in pools))
+    return [Artifact(PATH, (Manifest(obj, sources),), synced=True)]
+
+
+def _pool_rules(cluster: Cluster, monitoring: Monitoring, pool: Pool) -> list[dict]:
+    t: AlertThresholds = monitoring.thresholds[pool.name]
+    sel = f'{monitoring.node_label}=~"{node_regex(pool.nodes)}"'
+    where = f"GPU {{{{ $labels.gpu }}}} on node {{{{ $labels.{monitoring.node_label} }}}} of pool {pool.name}"
+    card = pool.product
+    rules = []
+
+    def rule(alert: str, expr: str, summary: str, description: str, pending: str | None = monitoring.for_) -> None:
+        out: dict = {"alert": alert, "expr": expr}
+        if pending is not None and duration_ms(pending):
+            out["for"] = pending
+        out["labels"] = {"policyc": cluster.name, "pool": pool.name, "severity": SEVERITY[alert]}
+        out["annotations"] = {"description": description, "summary": summary}
+        rules.append(out)
+
+    held = f" for {monitoring.for_}" if duration_ms(monitoring.for_) else ""
+    if t.gpu_temperature is not None:
+        rule(
+            "GpuTemperatureHigh",
+            f"DCGM_FI_DEV_GPU_TEMP{{{sel}}} > {t.gpu_temperature}",
+            f"GPU hotter than {t.gpu_temperature} °C in pool {pool.name}",
+            f"{where} is at {{{{ $value }}}} °C, above the pool's threshold of {t.gpu_temperature} °C{held}.",
+        )
+    if t.memory_temperature is not None:
+        rule(
+            "GpuMemoryTemperatureHigh",
+            f"DCGM_FI_DEV_MEMORY_TEMP{{{sel}}} > {t.memory_temperature}",
+            f"GPU memory hotter than {t.memory_temperature} °C in pool {pool.name}",
+            f"The memory of {where} is at {{{{ $value }}}} °C, above the pool's threshold of "
+            f"{t.memory_temperature} °C{held}.",
+        )
+    if t.memory_used is not None:
+        fraction = Decimal(str(t.memory_used))
+        rule(
+            "GpuMemoryAlmostFull",
+            f"DCGM_FI_DEV_FB_USED{{{sel}}} / (DCGM_FI_DEV_FB_USED{{{sel}}} + DCGM_FI_DEV_FB_FREE{{{sel}}}) "
+            f"> {number(fraction)}",
+            f"GPU memory above {number(fraction * 100)}% in pool {pool.name}",
+            f"{where} uses {{{{ $value | humanizePercentage }}}} of its memory, above the pool's threshold of "
+            f"{number(fraction * 100)}%{_of_memory(fraction, pool)}{held}.",
+        )
+    power = rated_power(card, monitoring)
+    if t.power is not None and power is not None:
+        watts, source = power
+        fraction = Decimal(str(t.power))
+        limit = fraction * watts
+        rule(
+            "GpuPowerHigh",
+            f"DCGM_FI_DEV_POWER_USAGE{{{sel}}} > {number(limit)}",
+            f"GPU drawing more than {number(limit)} W in pool {pool.name}",
+            f"{where} draws {{{{ $value | humanize }}}} W, above {number(limit)} W: {number(fraction * 100)}% of "
+            f"the {card}'s rated {number(watts)} W ({source}){held}.",
+        )
+    utilisation = utilisation_metric(pool, monitoring)
+    if t.low_utilisation is not None and utilisation is not None:
+        below, window = t.low_utilisation
+        metric, full = utilisation
+        limit = Decimal(str(below)) / 100 * full
+        shown = "{{ $value | humanize }}%" if full == 100 else "{{ $value | humanizePercentage }}"
+        rule(
+            "GpuUnderutilised",
+            f"avg_over_time({metric}{{{sel}}}[{window}]) < {number(limit)}",
+            f"GPU idle over {window} in pool {pool.name}",
+            f"{where} averaged {shown} utilisation ({metric}) over {window}, below the pool's threshold of "
+            f"{number(Decimal(str(below)))}%.",
+        )
+    if t.xid_errors:
+        enabled = enabled_fields(monitoring.counters, monitoring.extra_counters)
+        if XID_COUNT in enabled:
+            rule(
+                "GpuXidError",
+                f"{XID_COUNT}{{{sel}}} > 0",
+                f"XID errors in pool {pool.name}",
+                f"{where} reported {{{{ $value }}}} XID {{{{ $labels.xid }}}} error(s) in the exporter's window.",
+                pending=None,
+            )
+        else:
+            rule(
+                "GpuXidError",
+                f"{XID}{{{sel}}} != 0",
+                f"XID error in pool {pool.name}",
+                f"{where} reported XID {{{{ $value }}}}. {XID} holds the last XID until the exporter restarts, "
+                "so this alert fires until then.",
+                pending=None,
+            )
+    if t.ecc_or_remap:
+        _memory_error_rules(rule, sel, where, pool.name, enabled_fields(monitoring.counters, monitoring.extra_counters))
+    return rules
+
+
+def _memory_error_rules(rule: Callable[..., None], sel: str, where: str, pool: str, enabled: dict[str, str]) -> None:
+    rule(
+        "GpuRowRemapFailed",
+        f"DCGM_FI_DEV_ROW_REMAP_FAILURE{{{sel}}} > 0",
+        f"GPU row remapping failed in pool {pool}",
+        f"{where} failed to remap a memory row (DCGM_FI_DEV_ROW_REMAP_FAILURE): drain the node and follow NVIDIA's "
+        "memory error recovery for the card.",
+        pending=None,
+    )
+    rule(
+        "GpuRowsRemappedUncorrectable",
+        f"increase(DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS{{{sel}}}[{COUNTER_WINDOW}]) > 0",
+        f"GPU rows remapped after uncorrectable errors in pool {pool}",
+        f"{where} remapped memory rows after uncorrectable errors in the last {COUNTER_WINDOW}: the remap takes "
+        "effect at the GPU's next reset.",
+        pending=None,
+    )
+    if "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL" in enabled:
+        rule(
+            "GpuEccDoubleBitErrors",
+            f"increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{{{sel}}}[{COUNTER_WINDOW}]) > 0",
+            f"GPU double-bit ECC errors in pool {pool}",
+            f"{where} had double-bit (uncorrectable) ECC errors in the last {COUNTER_WINDOW}.",
+            pending=None,
+        )
+    if "DCGM_FI_DEV_RETIRED_DBE" in enabled:
+        rule(
+            "GpuPagesRetiredDoubleBit",
+            f"increase(DCGM_FI_DEV_RETIRED_DBE{{{sel}}}[{COUNTER_WINDOW}]) > 0",
+            f"GPU memory pages retired after double-bit errors in pool {pool}",
+            f"{where} retired memory pages after double-bit errors in the last {COUNTER_WINDOW}.",
+            pending=None,
+        )
+
+
+def _of_memory(fraction: Decimal, pool: Pool) -> str:
+    """' (76 GiB of the NVIDIA-H100-80GB's 80 GiB)' when the pool states its cards' memory."""
+    if pool.gpu_memory is None:
+        return ""
+    value = pool.gpu_memory.value  # bytes, a Fraction
+    total = Decimal(value.numerator) / Decimal(value.denominator)
+    return f" ({_gib(fraction * total)} of the {pool.product}'s {_gib(total)})"
+
+
+def _gib(size: Decimal) -> str:
+    return f"{number((size / 2**30).quantize(Decimal('0.1')))} GiB"
+
+
+def _extra_rule(cluster: Cluster, rule: AlertRule) -> dict:
+    out: dict = {"alert": rule.alert, "expr": rule.expr}
+    if rule.for_ is not None:
+        out["for"] = rule.for_
+    if rule.keep_firing_for is not None:
+        out["keep_firing_for"] = rule.keep_firing_for
+    out["labels"] = {"policyc": cluster.name, **rule.labels}
+    if rule.annotations:
+        out["annotations"] = rule.annotations
+    return out
