@@ -413,8 +413,7 @@ class Cluster:
         one), MIG devices under the mixed strategy included, sorted; GPUs of DRA tiers, which pods claim, are not among
         them."""
         requested = {p.resource for p in self.pools if p.resource and not dra.is_devices_key(p.resource)}
-        mixed = [p.mig for p in self.pools if p.mig and p.mig.strategy == "mixed"]
-        requested |= {mig.resource(profile) for layout in mixed for profile in layout.per_node}
+        requested |= {r for p in self.pools if p.mig for r in p.mig.resources}
         return tuple(sorted(requested or {self.gpu_resource}))
 
     @functools.cached_property
@@ -443,9 +442,8 @@ class Cluster:
         for p in self.pools:
             if p.resource and not dra.is_devices_key(p.resource):
                 out.setdefault(p.resource, (*p.path, "gpu"))
-            if p.mig and p.mig.strategy == "mixed":
-                for profile in p.mig.per_node:
-                    out.setdefault(mig.resource(profile), (*p.path, "gpu", "mig"))
+            for resource in p.mig.resources if p.mig else ():
+                out.setdefault(resource, (*p.path, "gpu", "mig"))
         return out
 
     def pool_capacity(self, pool: Pool, resource: str) -> Quantity | None:

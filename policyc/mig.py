@@ -106,6 +106,14 @@ class Layout:
         return dict(sorted(out.items()))
 
     @property
+    def resources(self) -> dict[str, int]:
+        """Under the mixed strategy, each profile's resource (`resource`) -> its devices on one node; under single,
+        none (the devices are the pool's GPU resource)."""
+        if self.strategy != "mixed":
+            return {}
+        return {resource(profile): n for profile, n in self.per_node.items()}
+
+    @property
     def name(self) -> str:
         """The layout's name in the MIG manager's configuration, and the value of the node label selecting it:
         ``policyc-<profile>x<n>...`` when every card is alike, else ``policyc-<cards>c-<profile>x<n>...`` per group

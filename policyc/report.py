@@ -87,6 +87,8 @@ class Figures:
     workloads: list[WorkloadFigures]
     autoscalers: list[Headroom] = field(default_factory=list)
     """Per autoscaled workload: the most pods its quota, queue and pools admit, against its max."""
+    slurm_gpus: int = 0
+    """GPUs of Slurm's own pools, which `total_gpus` leaves out."""
 
 
 ATTRIBUTION = (
@@ -160,6 +162,7 @@ def figures(cluster: Cluster) -> Figures:
         unattributed,
         [_workload(cluster, w) for w in cluster.workloads],
         [headroom(cluster, w) for w in cluster.workloads if w.autoscale],
+        sum(p.gpus for p in cluster.pools if p.name not in kubernetes),
     )
 
 
@@ -278,8 +281,7 @@ def _tables(f: Figures) -> list[tuple[str, list[str], list[list[str]], list[str]
 
 
 def _summary(f: Figures) -> str:
-    slurm = sum(p[5] for p in f.pools if p[1] == "Slurm only")
-    held = f" for Kubernetes ({slurm} more on Slurm's own nodes)" if slurm else ""
+    held = f" for Kubernetes ({f.slurm_gpus} more on Slurm's own nodes)" if f.slurm_gpus else ""
     return f"{len(f.pools)} pools, {sum(p[4] for p in f.pools)} nodes, {f.total_gpus} {f.gpu_resource}{held}"
 
 

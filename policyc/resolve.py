@@ -507,8 +507,8 @@ class _Resolver:
                 gpus_per_node = sum(layout.per_node.values())
             else:
                 gpus_per_node = 0
-                for profile, count in layout.per_node.items():
-                    allocatable.setdefault(mig.resource(profile), Quantity.from_value(count))
+                for device, count in layout.resources.items():
+                    allocatable.setdefault(device, Quantity.from_value(count))
                 allocatable = dict(sorted(allocatable.items()))
         product_key = accelerators.product_key(vendor, keys.domain)
         if vendor.product_label is None:  # nothing else names the product: policyc does
