@@ -155,7 +155,9 @@ class PodExplanation:
     refusals: list[dict]
     """{rule, message} of every rule it breaks."""
     placement: list[dict]
-    """{role, pool, admitted, reason} of each of its pods on each pool and the control plane."""
+    """{role, node, pool, admitted, reason} of each of its pods on each pool and the control plane; for a pod that
+    names its node (spec.nodeName, which bypasses the scheduler), on that node's pool only, as its kubelet admits it
+    (pool None: no node of that name in the policy). `node` is None for a pod the scheduler places."""
     as_pods: bool = False
     """The policies do not match the object's kind: this is what they do with the pods it creates."""
 
@@ -169,7 +171,7 @@ def explain_manifest(compilation: Compilation, obj: object) -> PodExplanation:
     of a workload object of a kind the policy matches."""
     from policyc import injection, tenancy
     from policyc.backends.workloads import kinds
-    from policyc.proof.placement import placement_of
+    from policyc.proof.placement import named_node, placement_of
 
     cluster = compilation.cluster
     assert cluster is not None
@@ -208,7 +210,7 @@ def explain_manifest(compilation: Compilation, obj: object) -> PodExplanation:
             pods = [(role, template) for role, _, template in matched[(group, kind)].pods(obj["spec"])]
         claims = claim_templates(compilation.artifacts)  # what its resource claims are made from
         placement = [
-            {"role": role, "pool": target, "admitted": admitted, "reason": reason}
+            {"role": role, "node": named_node(pod), "pool": target, "admitted": admitted, "reason": reason}
             for role, pod in pods
             for target, admitted, reason in placement_of(
                 cluster, {**pod, "metadata": {**(pod.get("metadata") or {}), "namespace": namespace}}, claims
@@ -236,5 +238,11 @@ def render_manifest_text(e: PodExplanation) -> str:
     lines += [f"  - {r['message']}" for r in e.refusals]
     lines.append("placement:")
     for p in e.placement:
-        lines.append(f"  {p['role']} -> {p['pool']}: " + ("admitted" if p["admitted"] else f"rejected: {p['reason']}"))
+        if p["node"] is None:
+            verdict = "admitted" if p["admitted"] else f"rejected: {p['reason']}"
+            lines.append(f"  {p['role']} -> {p['pool']}: {verdict}")
+            continue
+        where_ = f"{p['pool']}, node {p['node']}" if p["pool"] else f"node {p['node']}"
+        verdict = "admitted by its kubelet" if p["admitted"] else f"not run: {p['reason']}"
+        lines.append(f"  {p['role']} -> {where_} (spec.nodeName, no scheduler): {verdict}")
     return "\n".join(lines)

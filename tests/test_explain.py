@@ -211,3 +211,179 @@ spec:
     assert lines[0] == "StatefulSet ai-team-a/db (tenant team-a, admission mode warn)"
     assert lines[1] == "the admission policies do not match this kind; its pods, as they would be created:"
     assert lines[2] == "admission: admitted with warnings" and "(rule wildcard-toleration)" in lines[3]
+
+
+# --- spec.nodeName: no scheduler, the named node's kubelet --------------------------------------------------------
+
+PINNED = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: pinned, namespace: ai-team-a}
+spec:
+  nodeName: NODE
+  schedulerName: volcano
+  containers: [{name: c, image: busybox, resources: {limits: {nvidia.com/gpu: 1}}}]
+"""
+NODE_NAME_WARNING = "  - tenant team-a: spec.nodeName skips the scheduler and every taint it checks (rule node-name)"
+
+
+def _pinned(tmp_path, node: str, text: str = PINNED) -> str:
+    return _pod(tmp_path, text.replace("NODE", node))
+
+
+def test_a_pod_naming_a_pool_node_lands_on_that_pool_only_despite_its_noschedule_taints(tmp_path) -> None:
+    # a100-02 is one of a100-train's nodes (a100-[01-04]); the pod tolerates neither its usage nor its product taint,
+    # both NoSchedule, which only the scheduler checks: its kubelet admits it.
+    result = explain(AI_PROD, "--pod", _pinned(tmp_path, "a100-02"))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        "Pod ai-team-a/pinned (tenant team-a, admission mode warn)",
+        "admission: admitted with warnings",
+        NODE_NAME_WARNING,
+        "placement:",
+        "  pod -> a100-train, node a100-02 (spec.nodeName, no scheduler): admitted by its kubelet",
+    ]
+    doc = json.loads(explain(AI_PROD, "--pod", _pinned(tmp_path, "a100-02"), "--format", "json").stdout)
+    assert doc["placement"] == [{"role": "pod", "node": "a100-02", "pool": "a100-train", "admitted": True,
+                                 "reason": None}]  # fmt: skip
+    assert [r["rule"] for r in doc["refusals"]] == ["node-name"]
+
+
+def test_a_pod_naming_a_control_plane_node_lands_on_the_control_plane(tmp_path) -> None:
+    # cp-2 is one of controlPlane.nodes (cp-[1-3]): policyc's control-plane taint is NoSchedule, so only the node-name
+    # rule stands between the pod and the control plane.
+    result = explain(AI_PROD, "--pod", _pinned(tmp_path, "cp-2"))
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[2] == NODE_NAME_WARNING
+    assert lines[3:] == [
+        "placement:",
+        "  pod -> (control plane), node cp-2 (spec.nodeName, no scheduler): admitted by its kubelet",
+    ]
+
+
+def test_a_pod_naming_an_unknown_node_lands_nowhere(tmp_path) -> None:
+    result = explain(AI_PROD, "--pod", _pinned(tmp_path, "a100-05"), "--format", "json")  # a100-[01-04]
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert [r["rule"] for r in doc["refusals"]] == ["node-name"]
+    [placed] = doc["placement"]
+    assert (placed["node"], placed["pool"], placed["admitted"]) == ("a100-05", None, False)
+    assert placed["reason"].startswith("no node a100-05 in the policy's pools or control plane")
+    text = explain(AI_PROD, "--pod", _pinned(tmp_path, "a100-05")).stdout
+    assert "  pod -> node a100-05 (spec.nodeName, no scheduler): not run: no node a100-05 in the policy" in text
+
+
+def test_the_kubelet_of_the_named_node_still_checks_node_selector_and_devices(tmp_path) -> None:
+    # The kubelet's admission checks the node selector and required affinity, and resources: a pod bound to an
+    # A100 node that selects the inference tier, or asks for AMD GPUs, is not run there.
+    selecting = PINNED.replace("  schedulerName: volcano\n", "  nodeSelector: {ai.example.com/gpu.tier: inference}\n")
+    doc = json.loads(explain(AI_PROD, "--pod", _pinned(tmp_path, "a100-02", selecting), "--format", "json").stdout)
+    [placed] = doc["placement"]
+    assert (placed["pool"], placed["admitted"]) == ("a100-train", False)
+    assert placed["reason"] == (
+        "nodeSelector ai.example.com/gpu.tier=inference does not match (node has 'high-performance')"
+    )
+    amd = PINNED.replace("nvidia.com/gpu", "amd.com/gpu")
+    doc = json.loads(explain(AI_PROD, "--pod", _pinned(tmp_path, "a100-02", amd), "--format", "json").stdout)
+    assert doc["placement"][0]["reason"] == "its nodes have no amd.com/gpu (Insufficient amd.com/gpu)"
+
+
+def test_a_gpu_limit_without_a_request_is_requested_as_the_api_server_defaults_it(tmp_path) -> None:
+    # No nodeName: the scheduler's view. The pod tolerates every taint; its amd.com/gpu limit is also its request,
+    # which no pool of ai-prod (NVIDIA only) has; the control plane's hardware is unknown, so it is not ruled out.
+    pod = SNEAKY.replace("containers: [{name: c, image: busybox}]",
+                         "containers: [{name: c, image: busybox, resources: {limits: {amd.com/gpu: 1}}}]")  # fmt: skip
+    doc = json.loads(explain(AI_PROD, "--pod", _pod(tmp_path, pod), "--format", "json").stdout)
+    verdicts = {p["pool"]: p["reason"] for p in doc["placement"]}
+    assert verdicts.pop("(control plane)") is None
+    assert set(verdicts.values()) == {"its nodes have no amd.com/gpu (Insufficient amd.com/gpu)"} and len(verdicts) == 7
+
+
+NO_EXECUTE_POLICY = """\
+apiVersion: policyc.io/v1alpha1
+kind: ClusterPolicy
+metadata: {name: no-execute}
+spec:
+  kubernetesVersion: "1.33"
+  domain: ai.example.com
+  admission: {mode: warn}
+  controlPlane: {nodes: [cp-1]}
+  gpuTiers:
+    - {name: small, products: [NVIDIA-L4]}
+  nodePools:
+    - name: l4-serve
+      usage: inference
+      nodes: ["l4-[1-2]"]
+      gpu: {product: NVIDIA-L4, count: 4}
+      allocatable: {cpu: "48", memory: 192Gi}
+      taints: [{key: example.com/dedicated, value: vip, effect: NoExecute}]
+  tenants:
+    - {name: ml, namespaces: [ml]}
+  workloads:
+    - name: serve
+      type: inference
+      tenant: ml
+      gpuTier: small
+      gpus: 1
+      tolerations: [{key: example.com/dedicated, value: vip, effect: NoExecute}]
+"""
+
+
+def test_the_kubelet_refuses_a_pod_that_does_not_tolerate_a_noexecute_taint(tmp_path) -> None:
+    policy = tmp_path / "no-execute.yaml"
+    policy.write_text(NO_EXECUTE_POLICY)
+    pod = PINNED.replace("ai-team-a", "ml")
+    doc = json.loads(explain(str(policy), "--pod", _pinned(tmp_path, "l4-2", pod), "--format", "json").stdout)
+    assert doc["placement"] == [{
+        "role": "pod", "node": "l4-2", "pool": "l4-serve", "admitted": False,
+        "reason": "taint example.com/dedicated=vip:NoExecute is not tolerated (the kubelet checks NoExecute)",
+    }]  # fmt: skip
+    tolerating = pod.replace(
+        "  schedulerName: volcano\n",
+        "  schedulerName: volcano\n  tolerations: [{key: example.com/dedicated, value: vip, effect: NoExecute}]\n",
+    )
+    doc = json.loads(explain(str(policy), "--pod", _pinned(tmp_path, "l4-2", tolerating), "--format", "json").stdout)
+    assert doc["placement"][0]["admitted"] is True  # the usage and product taints are NoSchedule: not the kubelet's
+
+
+def test_a_deployment_whose_template_names_a_node_is_warned_about_and_its_pods_go_to_that_node_only(tmp_path) -> None:
+    template = (REPO / "golden" / "ai-prod" / "templates" / "chat-serving.yaml").read_text().split("\n---\n")[0]
+    pinned = template.replace("    spec:\n      schedulerName: volcano\n",
+                              "    spec:\n      nodeName: NODE\n      schedulerName: volcano\n")  # fmt: skip
+    assert pinned != template
+    result = explain(AI_PROD, "--pod", _pinned(tmp_path, "l4-007", pinned))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        "Deployment ai-team-b/chat-serving (tenant team-b, admission mode warn)",
+        "admission: admitted with warnings",
+        "  - tenant team-b: spec.nodeName skips the scheduler and every taint it checks (rule node-name)",
+        "placement:",
+        "  pod -> l4-serve, node l4-007 (spec.nodeName, no scheduler): admitted by its kubelet",
+    ]
+    # Named to an H100 training node, its pods keep the template's required affinity (usage inference or hybrid),
+    # which the kubelet checks: they are not run.
+    result = explain(AI_PROD, "--pod", _pinned(tmp_path, "gpu-node-03", pinned))
+    assert result.stdout.splitlines()[-1].startswith(
+        "  pod -> h100-train, node gpu-node-03 (spec.nodeName, no scheduler): not run: expression "
+        "ai.example.com/node.usage In [inference, hybrid] does not match"
+    )
+
+
+def test_a_pod_naming_a_node_waits_for_resource_claims_nothing_allocates(tmp_path) -> None:
+    # DRA: the scheduler allocates a pod's claims; a pod bound by nodeName bypasses it, so the kubelet waits.
+    claiming = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: pinned, namespace: serving}
+spec:
+  nodeName: a100-03
+  resourceClaims: [{name: gpus, resourceClaimTemplateName: chat-gpus}]
+  containers: [{name: c, image: busybox, resources: {claims: [{name: gpus}]}}]
+"""
+    result = explain(str(REPO / "policies" / "ai-dra.yaml"), "--pod", _pod(tmp_path, claiming), "--format", "json")
+    [placed] = json.loads(result.stdout)["placement"]
+    assert (placed["pool"], placed["admitted"]) == ("a100", False)
+    assert placed["reason"].startswith(
+        "its resource claims are allocated by the scheduler, which spec.nodeName bypasses"
+    )

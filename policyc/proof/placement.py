@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from policyc import dra
@@ -20,7 +20,15 @@ from policyc.artifacts import Artifact
 from policyc.backends.workloads import pod_templates
 from policyc.diagnostics import Diagnostic, diag
 from policyc.ir import Cluster, Workload
-from policyc.k8s.scheduling import PreferredTerms, RequiredNodeAffinity, taint_filter, tolerates_taint
+from policyc.k8s.scheduling import (
+    NO_EXECUTE,
+    PreferredTerms,
+    RequiredNodeAffinity,
+    find_untolerated_taint,
+    taint_filter,
+    tolerates_taint,
+)
+from policyc.k8s.validation import taint_string
 
 CONTROL_PLANE = "(control plane)"
 """Name of the control plane in the matrix; not a valid pool name, so it cannot clash with one."""
@@ -83,25 +91,40 @@ NO_CLAIMS: dra.ClaimDevices = {}
 
 
 def _devices(pod: Mapping[str, Any], claims: dra.ClaimDevices) -> tuple[list[str], list[str]]:
-    """The extended resources (GPUs, RDMA devices ...) the pod's containers request and the devices its resource
-    claims take (as their DeviceClass's quota key, which a DRA pool's nodes stand for), and the claim templates it
-    names that do not exist in its namespace."""
+    """The extended resources (GPUs, RDMA devices ...) the pod's containers request (a limit without a request is
+    the request, as the API server defaults it) and the devices its resource claims take (as their DeviceClass's quota
+    key, which a DRA pool's nodes stand for), and the claim templates it names that do not exist in its namespace."""
     containers = (pod.get("spec") or {}).get("containers") or []
-    requested = {r for c in containers for r, q in ((c.get("resources") or {}).get("requests") or {}).items()
+    resources = [c.get("resources") or {} for c in containers]
+    requested = {r for res in resources for r, q in {**(res.get("limits") or {}), **(res.get("requests") or {})}.items()
                  if "/" in r and str(q) != "0"}  # fmt: skip
     claimed, missing = dra.pod_claims(pod, claims)
     return sorted(requested | set(claimed)), missing
 
 
-def _evaluate(pod: Mapping[str, Any], target: Target, claims: dra.ClaimDevices) -> tuple[bool, int, str | None]:
+def _evaluate(
+    pod: Mapping[str, Any], target: Target, claims: dra.ClaimDevices, *, bound: bool = False
+) -> tuple[bool, int, str | None]:
+    """(admitted, preferred-affinity score, why not) of a pod on a target. `bound`: the pod names the node
+    (spec.nodeName), so no scheduler runs and the node's kubelet admits it: by node selector and required affinity,
+    NoExecute taints only (kubelet `generalFilter`), and resources; nothing allocates its resource claims."""
     required = RequiredNodeAffinity.from_pod(pod)
     why = required.explain(target.node)
-    if why is None:
+    if why is None and bound:
+        tolerations = (pod.get("spec") or {}).get("tolerations")
+        taint = find_untolerated_taint(tolerations, target.node["spec"]["taints"], (NO_EXECUTE,))
+        why = None if taint is None else f"taint {taint_string(taint)} is not tolerated (the kubelet checks NoExecute)"
+    elif why is None:
         verdict = taint_filter(pod, target.node)
         why = None if verdict.admit else verdict.detail
     devices, unclaimable = _devices(pod, claims)
     if why is None and unclaimable:
         why = f"its ResourceClaimTemplate {', '.join(unclaimable)} does not exist in its namespace"
+    if why is None and bound and (pod.get("spec") or {}).get("resourceClaims"):
+        why = (
+            "its resource claims are allocated by the scheduler, which spec.nodeName bypasses: the kubelet waits for "
+            "them and does not start it"
+        )
     allocatable = target.node.get("status", {}).get("allocatable")
     if why is None and allocatable is not None:  # resource fit on pool nodes (the control plane's hardware is unknown)
         missing = [r for r in devices if allocatable.get(r, "0") == "0"]
@@ -115,10 +138,25 @@ def _evaluate(pod: Mapping[str, Any], target: Target, claims: dra.ClaimDevices) 
 
 def placement_of(
     cluster: Cluster, pod: Mapping[str, Any], claims: dra.ClaimDevices = NO_CLAIMS
-) -> list[tuple[str, bool, str | None]]:
+) -> list[tuple[str | None, bool, str | None]]:
     """(target, admitted, why not) of one pod on every pool and the control plane; `claims`: the ResourceClaimTemplates
-    of the policy, which its resource claims are made from."""
-    return [(t.name, admitted, why) for t in targets(cluster) for admitted, _, why in [_evaluate(pod, t, claims)]]
+    of the policy, which its resource claims are made from. A pod that names its node (spec.nodeName) bypasses the
+    scheduler: only the target holding that node, as its kubelet admits the pod (target None: no such node)."""
+    node = named_node(pod)
+    if node is None:
+        return [(t.name, admitted, why) for t in targets(cluster) for admitted, _, why in [_evaluate(pod, t, claims)]]
+    target = next((t for t in targets(cluster) if node in t.nodes), None)
+    if target is None:
+        return [(None, False, f"no node {node} in the policy's pools or control plane: where the cluster has no such "
+                 "node either, no kubelet runs the pod and the pod garbage collector deletes it")]  # fmt: skip
+    named = replace(target, node={**target.node, "metadata": {**target.node["metadata"], "name": node}})
+    admitted, _, why = _evaluate(pod, named, claims, bound=True)
+    return [(target.name, admitted, why)]
+
+
+def named_node(pod: Mapping[str, Any]) -> str | None:
+    """The node a pod names (spec.nodeName), bypassing the scheduler; None when the scheduler places it."""
+    return (pod.get("spec") or {}).get("nodeName") or None
 
 
 def claim_templates(artifacts: list[Artifact]) -> dict[tuple[str, str], dict[str, int]]:
