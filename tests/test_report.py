@@ -5,18 +5,18 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import xml.etree.ElementTree as ET
-from fractions import Fraction
 
 import pytest
 from click.testing import CliRunner
 
 from policyc.cli import main
 from policyc.compiler import compile_file
-from policyc.report import BAR_AREA_HEIGHT, figures, render_html, render_markdown
+from policyc.report import BAR_AREA_HEIGHT, apportion, figures, render_html, render_markdown
 from tests.conftest import REPO
 
 AI_PROD = str(REPO / "policies" / "ai-prod.yaml")
@@ -29,16 +29,20 @@ def test_markdown_report_of_the_full_example() -> None:
     text = result.stdout
     # hand-checked against policies/ai-prod.yaml: 16x8 H100 + 4x8 A100 + 8x8 H20 = 224 high-performance GPUs
     # (h100-slurm's 8x8 H100 are Slurm's only: not Kubernetes capacity).
-    # Was 68 (team-a 64 + research 8 split evenly, 4): research's training workloads reach those 224 and the 24
-    # of a40-dev (standard), so it puts 8 x 224/248 = 7.23 here: 71.23 of 224 = 32%; standard gets 0.77 (3%).
-    assert "| high-performance | a100-train, h100-train, h20-hybrid | 224 | 71.2 | 32% |" in text
-    assert "| standard | a40-dev | 24 | 0.8 | 3% |" in text
-    assert "| l4-serve | inference | inference | NVIDIA-L4 | 40 | 160 |" in text
-    assert "| h100-slurm | Slurm only | high-performance | NVIDIA-H100-80GB | 8 | 64 |" in text
-    assert "7 pools, 93 nodes, 430 nvidia.com/gpu for Kubernetes (64 more on Slurm's own nodes)." in text
-    assert "| team-a | high-performance | 64 | 64 | 160 | 160 | 15% |" in text  # 64 of 430 GPUs
+    # team-a's 64 land there. research's training workloads reach those 224 and the 24 of a40-dev (standard): its
+    # 8 split 8 x 224/248 = 7.23 and 8 x 24/248 = 0.77, in whole GPUs 7 and 0 with one left over, which goes to the
+    # larger remainder (0.77, standard): high-performance 64 + 7 = 71 of 224 (31.7%), standard 1 of 24 (4.2%).
+    # (Was 71.2 and 0.8: a fraction of a GPU.)
+    assert "| high-performance | a100-train, h100-train, h20-hybrid | nvidia.com/gpu | 224 | 71 | 32% |" in text
+    assert "| standard | a40-dev | nvidia.com/gpu | 24 | 1 | 4% |" in text
+    assert "| l4-serve | inference | inference | NVIDIA-L4 | 40 | 160 nvidia.com/gpu |" in text
+    assert "| h100-slurm | Slurm only | high-performance | NVIDIA-H100-80GB | 8 | 64 nvidia.com/gpu |" in text
+    assert "7 pools, 93 nodes, 430 nvidia.com/gpu for Kubernetes (64 nvidia.com/gpu more on Slurm's own nodes)." in text
+    # team-a reaches the 224 high-performance GPUs: 64 of them is 28.6%.
+    assert "| team-a | high-performance | nvidia.com/gpu | 64 | 64 | 160 | 160 | 29% |" in text
     assert "| nvidia.com/gpu | 384 | 430 | 0.89x |" in text  # quotas: 160 + 2x80 + 64
     assert "### Warnings\n\nNone." in text
+    assert all(figure.endswith("x") for figure in re.findall(r"\d+\.\d+x?", text))  # only ratios have decimals
 
 
 def test_markdown_report_shows_whether_each_workload_fits() -> None:
@@ -61,20 +65,17 @@ def test_html_chart_bars_match_the_figures(tmp_path) -> None:
     assert "<script" not in page and "http://" not in page.replace("http://www.w3.org/2000/svg", "")
     svg = ET.fromstring(page[page.index("<svg") : page.index("</svg>") + 6])
     bars = {(r.get("data-tier"), r.get("data-series")): r for r in svg.iter(f"{SVG}rect") if r.get("data-tier")}
-    # guaranteed: was 68 and 4 (research's 8 split evenly); now split by the GPUs research reaches per tier,
-    # 224 and 24 of 248 (see the markdown test): 64 + 8 x 224/248 and 8 x 24/248.
-    expected = {("high-performance", "capacity"): Fraction(224),
-                ("high-performance", "guaranteed"): 64 + Fraction(8 * 224, 248),
-                ("inference", "capacity"): Fraction(182), ("inference", "guaranteed"): Fraction(48),
-                ("standard", "capacity"): Fraction(24), ("standard", "guaranteed"): Fraction(8 * 24, 248)}  # fmt: skip
-    shown = {("high-performance", "capacity"): "224", ("high-performance", "guaranteed"): "71.2",
-             ("inference", "capacity"): "182", ("inference", "guaranteed"): "48",
-             ("standard", "capacity"): "24", ("standard", "guaranteed"): "0.8"}  # fmt: skip
-    assert {k: v.get("data-value") for k, v in bars.items()} == shown
+    # guaranteed: was 68 and 4 (research's 8 split evenly), then 71.2 and 0.8 (split by the GPUs research reaches per
+    # tier, 224 and 24 of 248); now in whole GPUs: 64 + 7 and 1 (see the markdown test).
+    expected = {("high-performance", "capacity"): 224, ("high-performance", "guaranteed"): 71,
+                ("inference", "capacity"): 182, ("inference", "guaranteed"): 48,
+                ("standard", "capacity"): 24, ("standard", "guaranteed"): 1}  # fmt: skip
+    assert {k: v.get("data-value") for k, v in bars.items()} == {k: str(v) for k, v in expected.items()}
+    assert {r.get("data-resource") for r in bars.values()} == {"nvidia.com/gpu"}
     tallest = max(expected.values())
     for key, value in expected.items():
         height = float(bars[key].get("height"))
-        assert abs(height - float(value / tallest) * BAR_AREA_HEIGHT) < 0.01, key
+        assert abs(height - value / tallest * BAR_AREA_HEIGHT) < 0.01, key
         assert bars[key].find(f"{SVG}title").text.startswith(key[0])
 
 
@@ -129,14 +130,14 @@ def test_guarantees_go_to_the_tiers_the_workloads_reach_by_their_gpus(compile_te
     compilation = compile_text(ATTRIBUTION_POLICY)
     f = figures(compilation.cluster)
     assert {t.name: t.guaranteed for t in f.tiers} == {"fast": 42, "slow": 14}
-    assert f.unattributed == 6
+    assert f.unattributed == {"nvidia.com/gpu": 6}
     assert {t.name: t.tiers for t in f.tenants} == {
         "a": ("fast",), "b": ("fast", "slow"), "c": (), "org": ("slow",), "d": ("slow",)
     }  # fmt: skip
     text = render_markdown(compilation)
-    assert "| fast | h100-train, h20-hybrid | 48 | 42 | 88% |" in text
-    assert "| slow | l4-serve, l4-train | 40 | 14 | 35% |" in text
-    assert "| b | fast, slow | 14 |" in text and "| c | - | 6 |" in text
+    assert "| fast | h100-train, h20-hybrid | nvidia.com/gpu | 48 | 42 | 88% |" in text
+    assert "| slow | l4-serve, l4-train | nvidia.com/gpu | 40 | 14 | 35% |" in text
+    assert "| b | fast, slow | nvidia.com/gpu | 14 |" in text and "| c | - | nvidia.com/gpu | 6 |" in text
     assert "no tier): 6 nvidia.com/gpu." in text
     page = render_html(compilation)
     svg = ET.fromstring(page[page.index("<svg") : page.index("</svg>") + 6])
@@ -144,10 +145,151 @@ def test_guarantees_go_to_the_tiers_the_workloads_reach_by_their_gpus(compile_te
         r.get("data-tier"): r.get("data-value") for r in svg.iter(f"{SVG}rect") if r.get("data-series") == "guaranteed"
     }
     assert drawn == {"fast": "42", "slow": "14"}
-    assert "<td>fast</td><td>h100-train, h20-hybrid</td><td>48</td><td>42</td><td>88%</td>" in page
+    assert (
+        "<td>fast</td><td>h100-train, h20-hybrid</td><td>nvidia.com/gpu</td><td>48</td><td>42</td><td>88%</td>" in page
+    )
     assert "no tier): 6 nvidia.com/gpu.</p>" in page
-    rule = "split in proportion to the GPUs of those pools in each tier."
+    rule = "split in proportion to their devices of that resource in each tier, in whole devices"
     assert rule in text and rule in page
+
+
+def test_apportion_gives_whole_devices_that_add_up() -> None:
+    # 8 x 224/248 = 7.23 and 8 x 24/248 = 0.77: whole parts 7 and 0, the unit left over to the larger remainder.
+    assert apportion(8, {"high-performance": 224, "standard": 24}) == {"high-performance": 7, "standard": 1}
+    # 10 x 16/34 = 4.71 and 10 x 18/34 = 5.29: 4 and 5, the unit left over to 0.71.
+    assert apportion(10, {"a100": 16, "l4": 18}) == {"a100": 5, "l4": 5}
+    # 3 x 1/3 each, exactly: nothing left over. 2 over three equal weights: 0.67 each, ties in the weights' order.
+    assert apportion(3, {"a": 1, "b": 1, "c": 1}) == {"a": 1, "b": 1, "c": 1}
+    assert apportion(2, {"c": 1, "a": 1, "b": 1}) == {"c": 1, "a": 1, "b": 0}
+
+
+KINDS_POLICY = """\
+apiVersion: policyc.io/v1alpha1
+kind: ClusterPolicy
+metadata: {name: kinds}
+spec:
+  kubernetesVersion: "1.36"
+  domain: ai.example.com
+  gpuTiers:
+    - {name: a100, products: [NVIDIA-A100-SXM4-80GB]}
+    - {name: l4, products: [NVIDIA-L4]}
+    - {name: mi300x, products: [AMD-Instinct-MI300X]}
+  nodePools:
+    - name: a100-mig
+      usage: inference
+      nodes: ["m-[1-4]"]
+      gpu:
+        product: NVIDIA-A100-SXM4-80GB
+        count: 8
+        mig: {strategy: mixed, cards: [{count: 4, devices: {3g.40gb: 2}}, {count: 4, devices: {1g.10gb: 7}}]}
+      allocatable: {cpu: "128", memory: 1000Gi}
+    - {name: a100-whole, usage: inference, nodes: ["w-[1-2]"], gpu: {product: NVIDIA-A100-SXM4-80GB, count: 8},
+       allocatable: {cpu: "128", memory: 1000Gi}}
+    - name: l4-mps
+      usage: inference
+      nodes: ["l-[1-3]"]
+      gpu: {product: NVIDIA-L4, count: 2, sharing: {strategy: mps, replicas: 3}}
+      allocatable: {cpu: "48", memory: 192Gi}
+    - {name: mi300x, usage: training, nodes: ["x-[1-2]"], gpu: {vendor: amd, product: AMD-Instinct-MI300X, count: 8},
+       allocatable: {cpu: "192", memory: 1800Gi}}
+  tenants:
+    - name: serve
+      namespaces: [serve]
+      queue: {guarantee: {gpu: 10, nvidia.com/mig-1g.10gb: 64, nvidia.com/mig-3g.40gb: 8}}
+    - name: research
+      namespaces: [research]
+      quota: {requests: {gpu: 16}}
+  workloads:
+    - {name: small, type: inference, tenant: serve, gpuTier: a100, gpus: 1, replicas: 64, migProfile: 1g.10gb}
+    - {name: mid, type: inference, tenant: serve, gpuTier: a100, gpus: 1, replicas: 8, migProfile: 3g.40gb}
+    - {name: big, type: inference, tenant: serve, gpuTier: a100, gpus: 8, replicas: 1}
+    - {name: chat, type: inference, tenant: serve, gpuTier: l4, gpus: 1, replicas: 4}
+    - {name: tune, type: training, tenant: research, gpuTier: mi300x, gpus: 8, replicas: 2}
+"""
+"""Every kind of device at once: MIG under the mixed strategy (a layout per group of cards), whole cards of the same
+product, MPS shares, and another vendor's cards."""
+
+
+def test_device_kinds_are_counted_apart_and_never_added_up(compile_text) -> None:
+    # a100-mig: 4 nodes; cards 0-3 hold 2 3g.40gb each, cards 4-7 7 1g.10gb each: 4 x 4 x 2 = 32 3g.40gb devices and
+    # 4 x 4 x 7 = 112 1g.10gb devices, each profile on 4 x 4 = 16 cards (mixed: nvidia.com/mig-<profile>).
+    # a100-whole: 2 x 8 = 16 nvidia.com/gpu. l4-mps: 3 nodes x 2 cards = 6 cards x 3 = 18 MPS shares of
+    # nvidia.com/gpu. mi300x: 2 x 8 = 16 amd.com/gpu. (All added up, 194, would mean nothing.)
+    compilation = compile_text(KINDS_POLICY)
+    assert compilation.ok, [d.message for d in compilation.report.diagnostics]
+    text = render_markdown(compilation)
+    assert (
+        "4 pools, 11 nodes, 16 amd.com/gpu, 16 nvidia.com/gpu, 18 nvidia.com/gpu as MPS shares (3 on each of 6 GPUs), "
+        "112 nvidia.com/mig-1g.10gb as MIG 1g.10gb devices (of 16 GPUs), 32 nvidia.com/mig-3g.40gb as MIG 3g.40gb "
+        "devices (of 16 GPUs)."
+    ) in text
+    assert (
+        "| a100-mig | inference | a100 | NVIDIA-A100-SXM4-80GB | 4 | 112 nvidia.com/mig-1g.10gb as MIG 1g.10gb "
+        "devices (of 16 GPUs), 32 nvidia.com/mig-3g.40gb as MIG 3g.40gb devices (of 16 GPUs) |"
+    ) in text
+    assert "| l4-mps | inference | l4 | NVIDIA-L4 | 3 | 18 nvidia.com/gpu as MPS shares (3 on each of 6 GPUs) |" in text
+    # serve's 10 nvidia.com/gpu: its workloads reach a100-whole's 16 and l4-mps's 18, so 10 x 16/34 = 4.71 and
+    # 10 x 18/34 = 5.29: 4 and 5, and the unit left over to the larger remainder (a100): 5 and 5. Its MIG devices
+    # count only on a100: 64 of 112 (57%), 8 of 32 (25%).
+    assert "| a100 | a100-whole | nvidia.com/gpu | 16 | 5 | 31% |" in text  # 5 of 16
+    assert "| a100 | a100-mig | nvidia.com/mig-1g.10gb | 112 MIG 1g.10gb devices (of 16 GPUs) | 64 | 57% |" in text
+    assert "| a100 | a100-mig | nvidia.com/mig-3g.40gb | 32 MIG 3g.40gb devices (of 16 GPUs) | 8 | 25% |" in text
+    assert "| l4 | l4-mps | nvidia.com/gpu | 18 MPS shares (3 on each of 6 GPUs) | 5 | 28% |" in text  # 5 of 18
+    assert "| mi300x | mi300x | amd.com/gpu | 16 | 0 | 0% |" in text
+    # A tenant's row per resource; the share is of the devices of that resource its workloads reach (10 of 34).
+    assert "| serve | a100, l4 | nvidia.com/gpu | 10 | 10 | - | - | 29% |" in text
+    assert "| serve | a100, l4 | nvidia.com/mig-1g.10gb | 64 | 64 | - | - | 57% |" in text
+    assert "| research | mi300x | amd.com/gpu | - | - | - | 16 | - |" in text  # quota 16 x 1 namespace
+    assert all(figure.endswith("x") for figure in re.findall(r"\d+\.\d+x?", text))  # only ratios have decimals
+    page = render_html(compilation)
+    svg = ET.fromstring(page[page.index("<svg") : page.index("</svg>") + 6])
+    bars = {(r.get("data-tier"), r.get("data-resource"), r.get("data-series")): r.get("data-value")
+            for r in svg.iter(f"{SVG}rect") if r.get("data-tier")}  # fmt: skip
+    assert bars == {
+        ("a100", "nvidia.com/gpu", "capacity"): "16", ("a100", "nvidia.com/gpu", "guaranteed"): "5",
+        ("a100", "nvidia.com/mig-1g.10gb", "capacity"): "112", ("a100", "nvidia.com/mig-1g.10gb", "guaranteed"): "64",
+        ("a100", "nvidia.com/mig-3g.40gb", "capacity"): "32", ("a100", "nvidia.com/mig-3g.40gb", "guaranteed"): "8",
+        ("l4", "nvidia.com/gpu", "capacity"): "18", ("l4", "nvidia.com/gpu", "guaranteed"): "5",
+        ("mi300x", "amd.com/gpu", "capacity"): "16", ("mi300x", "amd.com/gpu", "guaranteed"): "0",
+    }  # fmt: skip
+    units = [t.text for t in svg.iter(f"{SVG}text") if t.get("fill") == "#555"]
+    assert units == ["nvidia.com/gpu", "MIG 1g.10gb", "MIG 3g.40gb", "MPS shares", "amd.com/gpu"]
+
+
+def test_the_heterogeneous_example_keeps_vendors_mig_and_shares_apart() -> None:
+    text = CliRunner().invoke(main, ["report", str(REPO / "policies" / "ai-hetero.yaml")]).stdout
+    # h100-ib 16 x 8 = 128 H100; a100-mig 4 nodes x 8 cards x 7 1g.10gb = 224 MIG devices (single strategy: as
+    # nvidia.com/gpu) on 32 cards; l4-dev 4 nodes x 2 cards x 4 = 32 time-slicing shares of 8 cards; mi300x 4 x 8 = 32
+    # amd.com/gpu; ascend 2 x 8 = 16 huawei.com/Ascend910B3. Was one headline of 432 (128 + 224 + 32 + 32 + 16).
+    assert (
+        "6 pools, 38 nodes, 32 amd.com/gpu, 16 huawei.com/Ascend910B3, 128 nvidia.com/gpu, 224 nvidia.com/gpu as MIG "
+        "1g.10gb devices (of 32 GPUs), 32 nvidia.com/gpu as time-slicing shares (4 on each of 8 GPUs)."
+    ) in text
+    assert "432" not in text
+    # The quota counts nvidia.com/gpu as the API server does, all kinds of it; what they are stays visible.
+    assert (
+        "| nvidia.com/gpu | 256 | 384: 128 GPUs + 224 MIG 1g.10gb devices (of 32 GPUs) + 32 time-slicing shares "
+        "(4 on each of 8 GPUs) | 0.67x |"
+    ) in text  # 256 = llm's 128 x 2 namespaces; 256 / 384 = 0.67
+    assert "| a100-mig | a100-mig | nvidia.com/gpu | 224 MIG 1g.10gb devices (of 32 GPUs) | 100 | 45% |" in text
+    # serving's 100 of the 224 MIG devices it reaches (was 23%: of 432 devices of every kind and vendor).
+    assert "| serving | a100-mig | nvidia.com/gpu | 100 | 100 | - | - | 45% |" in text
+    assert "| research | cpu, mi300x | amd.com/gpu | - | - | - | 32 | - |" in text
+
+
+def test_dra_devices_are_counted_per_device_class() -> None:
+    text = CliRunner().invoke(main, ["report", str(REPO / "policies" / "ai-dra.yaml")]).stdout
+    # h100 8 x 8 = 64 and a100 4 x 8 = 32 claimed through their DeviceClass; l4 4 x 2 = 8 nvidia.com/gpu (was one
+    # headline of 104 nvidia.com/gpu).
+    assert (
+        "3 pools, 16 nodes, 32 devices of DeviceClass a100.ai.example.com, 64 devices of DeviceClass "
+        "h100.ai.example.com, 8 nvidia.com/gpu."
+    ) in text
+    assert "| h100 | h100 | DeviceClass h100.ai.example.com | 64 | 0 | 0% |" in text
+    # research's quota bounds each model apart: 16 H100 and 8 A100 (was one figure of 24).
+    assert "| research | a100, h100 | DeviceClass a100.ai.example.com | - | - | - | 8 | - |" in text
+    assert "| research | a100, h100 | DeviceClass h100.ai.example.com | - | - | - | 16 | - |" in text
+    assert "| dev | l4 | nvidia.com/gpu | 4 | 4 | - | 8 | 50% |" in text  # 4 of the 8 L4 (was 4%: of 104)
 
 
 BROWSER_TIMEOUT = 60
@@ -190,14 +332,22 @@ def _overlap(a: dict, b: dict) -> bool:
     )
 
 
-def test_html_chart_reads_well_in_chromium(tmp_path) -> None:
+@pytest.mark.parametrize(
+    ("policy", "groups"),
+    [("ai-prod", 3), ("ai-hetero", 5), ("ai-dra", 3), ("kinds", 5)],  # a group per tier and resource
+)
+def test_html_chart_reads_well_in_chromium(tmp_path, policy: str, groups: int) -> None:
     binary = shutil.which("chromium")
     if binary is None:
         if os.environ.get("CI") == "true":
             pytest.fail("chromium is not installed (.ci/run installs it)")
         pytest.skip("chromium is not installed (apt-get install chromium)")
     page = tmp_path / "report.html"
-    assert CliRunner().invoke(main, ["report", AI_PROD, "--format", "html", "-o", str(page)]).exit_code == 0
+    source = REPO / "policies" / f"{policy}.yaml"
+    if policy == "kinds":
+        source = tmp_path / "kinds.yaml"
+        source.write_text(KINDS_POLICY)
+    assert CliRunner().invoke(main, ["report", str(source), "--format", "html", "-o", str(page)]).exit_code == 0
     shot = tmp_path / "report.png"
     _chromium(binary, tmp_path / "profile-shot", f"--screenshot={shot}",
               f"--window-size={WINDOW[0]},{WINDOW[1]}", page.as_uri())  # fmt: skip
@@ -213,7 +363,8 @@ def test_html_chart_reads_well_in_chromium(tmp_path) -> None:
     svg, items = layout["svg"], layout["items"]
     texts = [i for i in items if i["tag"] == "text"]
     bars = [i for i in items if i["bar"]]
-    assert len(bars) == 6 and len(texts) == 6 + 3 + 2  # a value per bar, a name per tier, the legend
+    # two bars a group, a value per bar, a name and a unit per group, the legend
+    assert len(bars) == 2 * groups and len(texts) == 2 * groups + 2 * groups + 2
     for item in items:
         assert item["w"] > 0 or item["bar"], item  # text was laid out with a font
         assert svg["x"] - 0.5 <= item["x"] and item["x"] + item["w"] <= svg["x"] + svg["w"] + 0.5, item
