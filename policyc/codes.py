@@ -572,6 +572,14 @@ _RULES: tuple[Rule, ...] = (
         "it must run on.",
     ),
     Rule(
+        "PC509",
+        "toleration-beyond-grant",
+        Severity.ERROR,
+        "A workload tolerates a taint beyond what the policy grants its class (operator Exists on a pool taint's "
+        "key, the control plane, another usage, tier or pool): it would reach pools it may not use, and its tenant's "
+        "admission policy refuses its pods.",
+    ),
+    Rule(
         "PC701",
         "kind-not-supported-by-backend",
         Severity.ERROR,

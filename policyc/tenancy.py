@@ -14,16 +14,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from policyc.accelerators import GFD_PRODUCT
 from policyc.backends import scheduler
 from policyc.backends.workloads import Kind, kinds
 from policyc.cel import literal
-from policyc.contract import tolerations
+from policyc.contract import governed_keys, grant
 from policyc.injection import api_version, injections, namespace_defaults
 from policyc.ir import Cluster, Tenant, once_per_build
 
-CONTROL_PLANE_TAINT = "node-role.kubernetes.io/control-plane"
-"""The control-plane taint kubeadm and most distributions set: no tenant pod tolerates it."""
 DEFAULT_SCHEDULER = "default-scheduler"
 """The API server's default for a pod's `schedulerName`."""
 
@@ -35,11 +32,12 @@ class Contract:
     tenant: str
     mode: str
     namespaces: tuple[str, ...]
-    tolerated: Mapping[str, tuple[str, ...]]
-    """Every toleration key policyc's taints use -> the values the tenant's pods may tolerate (none: the key is
-    closed to it)."""
-    exists: tuple[str, ...]
-    """Keys the tenant may tolerate with operator Exists (its templates do, for a taint without a value)."""
+    governed: tuple[str, ...]
+    """The toleration keys of every taint that keeps pods off nodes (`contract.governed_keys`)."""
+    grants: tuple[Mapping[str, tuple[str, ...]], ...]
+    """What each of its workload classes is granted (`contract.grant`; classes with the same grant once): governed
+    key -> the values a pod may tolerate. A pod's governed tolerations must all be within one grant, with operator
+    Equal. One empty grant for a tenant without classes: its pods may tolerate no governed key."""
     priority_classes: tuple[str, ...]
     """Classes its pods may name."""
     no_class: bool
@@ -65,35 +63,27 @@ class Contract:
 @once_per_build
 def contracts(cluster: Cluster) -> dict[str, Contract]:
     """Tenant -> its contract, for every tenant whose admission mode is not off."""
-    worn: dict[str, list[dict]] = {}
+    grants: dict[str, list[dict[str, tuple[str, ...]]]] = {}
     for w in cluster.workloads:
-        worn.setdefault(w.tenant, []).extend(tolerations(cluster, w))
-    return {t.name: _contract(cluster, t, worn.get(t.name, [])) for t in cluster.tenants if t.admission != "off"}
+        grants.setdefault(w.tenant, []).append(grant(cluster, w))
+    return {t.name: _contract(cluster, t, _widest(grants.get(t.name, [{}]))) for t in cluster.tenants
+            if t.admission != "off"}  # fmt: skip
 
 
-@once_per_build
-def governed_keys(cluster: Cluster) -> tuple[str, ...]:
-    """Toleration keys of the taints policyc sets (usage, product, control plane, the pools' own) and the
-    standard control-plane taint: the keys a tenant's tolerations are checked on."""
-    keys = {cluster.keys.usage, GFD_PRODUCT, cluster.keys.control_plane, CONTROL_PLANE_TAINT}
-    keys.update(t.key for p in cluster.pools for t in p.taints)
-    return tuple(sorted(keys))
+def _widest(grants: list[dict[str, tuple[str, ...]]]) -> tuple[dict[str, tuple[str, ...]], ...]:
+    """The grants that no other one contains (a pod within a contained grant is within its container), in a stable
+    order."""
+    unique = [dict(g) for g in sorted({tuple(g.items()) for g in grants})]
+    return tuple(g for g in unique if not any(h != g and _contains(h, g) for h in unique))
 
 
-def _contract(cluster: Cluster, tenant: Tenant, worn: list[dict]) -> Contract:
-    """`worn`: the tolerations of the tenant's templates."""
+def _contains(h: Mapping[str, Sequence[str]], g: Mapping[str, Sequence[str]]) -> bool:
+    return all(set(values) <= set(h.get(key, ())) for key, values in g.items())
+
+
+def _contract(cluster: Cluster, tenant: Tenant, grants: tuple[dict[str, tuple[str, ...]], ...]) -> Contract:
     backend = scheduler(cluster.scheduler.backend)
     binding = backend.queue_binding(cluster, tenant.name)
-    governed = governed_keys(cluster)
-    values: dict[str, set[str]] = {k: set() for k in governed}
-    exists: set[str] = set()
-    for t in [*worn, *backend.tolerations_added(cluster, tenant)]:
-        key = t.get("key", "")
-        if key in values:
-            if t.get("operator", "Equal") == "Exists":
-                exists.add(key)
-            else:
-                values[key].add(t.get("value", ""))
     classes = [c.name for c in cluster.priority_classes]
     allowed = list(tenant.allowed_priority_classes) if tenant.allowed_priority_classes is not None else classes
     default = next((c.name for c in cluster.priority_classes if c.global_default), None)
@@ -101,8 +91,8 @@ def _contract(cluster: Cluster, tenant: Tenant, worn: list[dict]) -> Contract:
         tenant=tenant.name,
         mode=tenant.admission,
         namespaces=tenant.namespaces,
-        tolerated={k: tuple(sorted(v)) for k, v in values.items()},
-        exists=tuple(sorted(exists)),
+        governed=governed_keys(cluster),
+        grants=grants,
         priority_classes=tuple(sorted(allowed)),
         # A pod naming no class gets the globalDefault one (the Priority plugin runs before validation); a template
         # naming none must be allowed that one.
@@ -178,29 +168,23 @@ def rules(c: Contract) -> list[Rule]:
             f"tenant {t}: operator Exists on a pool taint's key tolerates every pool with that key; tolerate the "
             f"pools' values with operator Equal (rule exists-toleration)",
             _pod_tolerations_all(
-                "!has(t.key) || !(t.key in variables.tolerated) || !has(t.operator) || t.operator != 'Exists' "
-                f"|| t.key in {literal(list(c.exists))}"
+                "!has(t.key) || !(t.key in variables.governed) || !has(t.operator) || t.operator != 'Exists'"
             ),
             lambda s: all(
-                tol.get("key") not in c.tolerated or tol.get("operator", "Equal") != "Exists" or tol["key"] in c.exists
+                tol.get("key") not in c.governed or tol.get("operator", "Equal") != "Exists"
                 for p in s.pods
                 for tol in _tolerations(p)
             ),
         ),
         Rule(
             "foreign-toleration",
-            f"tenant {t}: a toleration of a pool this tenant's workloads may not use (rule foreign-toleration; "
-            f"allowed: {_allowed(c)})",
-            _pod_tolerations_all(
-                "!has(t.key) || !(t.key in variables.tolerated) || (has(t.operator) && t.operator == 'Exists') "
-                "|| (has(t.value) ? t.value : '') in variables.tolerated[t.key]"
-            ),
+            f"tenant {t}: a pod may tolerate only the pools of one of the tenant's workload classes (rule "
+            f"foreign-toleration; allowed: {_allowed(c)})",
+            "variables.pods.all(p, !has(p.spec.tolerations) || variables.grants.exists(g, p.spec.tolerations.all(t, "
+            "!has(t.key) || !(t.key in variables.governed) || (has(t.operator) && t.operator == 'Exists') "
+            "|| (t.key in g && (has(t.value) ? t.value : '') in g[t.key]))))",
             lambda s: all(
-                tol.get("key") not in c.tolerated
-                or tol.get("operator") == "Exists"
-                or tol.get("value", "") in c.tolerated[tol["key"]]
-                for p in s.pods
-                for tol in _tolerations(p)
+                any(all(_granted(tol, c.governed, g) for tol in _tolerations(p)) for g in c.grants) for p in s.pods
             ),
         ),
         Rule(
@@ -250,10 +234,15 @@ def _cel_bool(value: bool) -> str:
     return "true" if value else "false"
 
 
+def _granted(tol: Mapping[str, Any], governed: Sequence[str], g: Mapping[str, Sequence[str]]) -> bool:
+    """Whether a toleration is within the grant `g` (Exists is the other rule's)."""
+    key = tol.get("key")
+    return key not in governed or tol.get("operator") == "Exists" or tol.get("value", "") in g.get(key, ())
+
+
 def _allowed(c: Contract) -> str:
-    parts = [f"{k} in [{', '.join(v)}]" for k, v in c.tolerated.items() if v]
-    parts += [f"{k} (Exists)" for k in c.exists]
-    return "; ".join(parts) or "no pool taint"
+    grants = [" and ".join(f"{k} in [{', '.join(v)}]" for k, v in g.items()) for g in c.grants]
+    return " or ".join(f"({g})" if len(grants) > 1 else g for g in grants if g) or "no pool taint"
 
 
 def _injected_cel(c: Contract, joiner: str) -> str:
@@ -331,11 +320,13 @@ def _kind(c: Contract, obj: Mapping[str, Any]) -> Kind | None:
 
 
 def variables(c: Contract) -> list[dict[str, str]]:
-    """The policy's variables: `pods` (the pod, or the object's pod templates, each with metadata and spec) and
-    `tolerated` (every governed toleration key -> the values the tenant may tolerate), built once per request."""
+    """The policy's variables, built once per request: `pods` (the pod, or the object's pod templates, each with
+    metadata and spec), `governed` (the governed toleration keys, as a map for constant-time lookups) and `grants`
+    (what each workload class is granted: governed key -> the values it may tolerate)."""
     return [
         {"name": "pods", "expression": pods_cel(c)},
-        {"name": "tolerated", "expression": literal(dict(c.tolerated))},
+        {"name": "governed", "expression": literal(dict.fromkeys(c.governed, True))},
+        {"name": "grants", "expression": literal([dict(g) for g in c.grants])},
     ]
 
 

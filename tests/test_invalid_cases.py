@@ -20,6 +20,10 @@ from tests.conftest import REPO
 CASES = sorted((REPO / "tests" / "cases" / "invalid").glob("*.yaml"))
 UNREACHABLE_FROM_A_FILE = {
     "PC001": "an unreadable path, tested in tests/test_cli.py",
+    "PC501": "a toleration that would let a template onto the other usage is refused first (PC509); the placement "
+    "proof of the emitted templates is tested in tests/test_placement.py",
+    "PC502": "a toleration of another tier's products is refused first (PC509); tested in tests/test_placement.py",
+    "PC503": "a toleration of the control plane is refused first (PC509); tested in tests/test_placement.py",
     "PC505": "generated templates always prefer their dedicated pools; tested in tests/test_placement.py",
     "PC901": "an emitted object failing its schema is a policyc bug; tested in tests/test_verify.py",
     "PC902": "a tenancy policy that fails its own proof is a policyc bug; tested in tests/test_tenancy.py",

@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from policyc.artifacts import Manifest
+from policyc.backends.workloads import pod_templates
 from policyc.compiler import compile_file
 from policyc.proof.placement import CONTROL_PLANE, matrix, prove, workload_templates
 from tests.conftest import REPO
@@ -83,47 +84,63 @@ def test_strict_templates_pass(compile_text) -> None:
     assert admitted(result) == {"train": {"h100-train", "h20-hybrid"}, "serve": {"l4-serve"}}
 
 
+def tolerating(result, workload: str, *tolerations: dict) -> list:
+    """The build's artifacts with extra tolerations in `workload`'s pod templates: what the checks refuse in a policy
+    (PC509), put into the emitted output to exercise the proof on its own."""
+    artifacts = []
+    for a in result.artifacts:
+        if a.path == f"templates/{workload}.yaml":
+            obj = copy.deepcopy(a.manifests[0].obj)
+            for _, _, template in pod_templates(result.cluster, obj):
+                template["spec"]["tolerations"] += tolerations
+            a = replace(a, manifests=(Manifest(obj),))
+        artifacts.append(a)
+    return artifacts
+
+
+PREFERRED_TRAINING = "    - {name: burst, type: training, tenant: ml, gpuTier: big, gpus: 8, placement: preferred}\n"
+PREFERRED_SERVING = (
+    "    - {name: greedy, type: inference, tenant: ml, gpuTier: small, gpus: 1, placement: preferred,\n"
+    "       tolerations: [{key: example.com/dedicated, value: vip, effect: NoExecute}]}\n"
+)
+
+
 def test_training_template_reaching_an_inference_pool_fails_naming_pool_template_and_taint(compile_text) -> None:
-    result = compile_with(
-        compile_text,
-        """
-    - name: burst
-      type: training
-      tenant: ml
-      gpuTier: big
-      gpus: 8
-      placement: preferred
-      tolerations: [{key: ai.example.com/node.usage, operator: Exists}]
-""",
+    result = compile_with(compile_text, PREFERRED_TRAINING)
+    assert result.ok
+    errors = prove(
+        result.cluster, tolerating(result, "burst", {"key": "ai.example.com/node.usage", "operator": "Exists"})
     )
-    errors = [d for d in result.report.errors]
     assert [d.code for d in errors] == ["PC501"]
     message = errors[0].message
     assert "training template 'burst'" in message and "inference pool 'h20-serve'" in message
     assert "no required node affinity excludes it" in message
     assert "tolerates its taint ai.example.com/node.usage=inference:NoSchedule" in message
     assert "placement: strict" in errors[0].hint
+
+
+def test_a_policy_whose_toleration_would_reach_the_other_usage_fails_before_any_output(compile_text) -> None:
+    result = compile_with(
+        compile_text,
+        PREFERRED_TRAINING.replace("}\n", ", tolerations: [{key: ai.example.com/node.usage, operator: Exists}]}\n"),
+    )
+    assert [d.code for d in result.report.errors] == ["PC509"]
+    assert "the taint of pools 'h20-serve', 'l4-serve'" in result.report.errors[0].message
     assert not result.files, "nothing is written"
 
 
 def test_other_tier_and_control_plane(compile_text) -> None:
-    result = compile_with(
-        compile_text,
-        """
-    - name: greedy
-      type: inference
-      tenant: ml
-      gpuTier: small
-      gpus: 1
-      placement: preferred
-      tolerations:
-        - {key: nvidia.com/gpu.product, operator: Exists}
-        - {key: ai.example.com/control-plane, operator: Exists}
-""",
+    result = compile_with(compile_text, PREFERRED_SERVING)
+    assert result.ok
+    tampered = tolerating(
+        result,
+        "greedy",
+        {"key": "nvidia.com/gpu.product", "operator": "Exists"},
+        {"key": "ai.example.com/control-plane", "operator": "Exists"},
     )
-    codes = sorted(d.code for d in result.report.errors)
-    assert codes == ["PC502", "PC503"]
-    [tier] = [d for d in result.report.errors if d.code == "PC502"]
+    errors = prove(result.cluster, tampered)
+    assert sorted(d.code for d in errors) == ["PC502", "PC503"]
+    [tier] = [d for d in errors if d.code == "PC502"]
     assert "pools 'h20-hybrid', 'h20-serve' of GPU tier 'big'" in tier.message
 
 

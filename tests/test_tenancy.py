@@ -32,13 +32,18 @@ import cel
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from ruamel.yaml import YAML
 
 import policyc
 from policyc import tenancy
+from policyc.backends import scheduler
 from policyc.compiler import Compilation
+from policyc.contract import governed_keys
+from policyc.formats import render_text
 from policyc.proof.placement import workload_templates
 from policyc.proof.tenancy import PROBE_IMAGE, adversaries, honest_objects
 from tests.conftest import POLICIES, REPO
+from tests.test_properties import PROFILE, compile_text, dump
 
 EXAMPLES = ["ai-prod.yaml", "ai-prod-kueue.yaml", "ai-prod-kai.yaml", "minimal.yaml"]
 VAP = "ValidatingAdmissionPolicy"
@@ -263,7 +268,7 @@ def test_validations_are_emitted_in_the_order_of_the_rules(policy: str) -> None:
         assert len(messages) == len(names)
         for name, message in zip(names, messages, strict=True):
             assert f"(rule {name}" in message and message.startswith(f"tenant {tenant}:"), message
-        assert [v["name"] for v in vap["spec"]["variables"]] == ["pods", "tolerated"]
+        assert [v["name"] for v in vap["spec"]["variables"]] == ["pods", "governed", "grants"]
 
 
 # --- honest objects and adversaries -------------------------------------------------------------------------
@@ -285,9 +290,17 @@ def test_honest_objects_pass_every_validation(policy: str) -> None:
                 outcomes = evaluate(vap, obj, op)
                 assert outcomes == [True] * len(outcomes), f"tenant {tenant}: {what} on {op}: {outcomes}"
                 assert verdict(vap, binding, obj, op) == ("admitted", [])
-    # Every tenant's bare pod, every template and every pod of every template.
-    templates = workload_templates(comp.artifacts).values()
-    assert tried == len(comp.cluster.tenants) + len(templates) + sum(len(list(pod_templates_in(t))) for t in templates)
+    # Every tenant's bare pod, every template and every pod of every template, as written and with each set of
+    # tolerations its scheduler may add (Kueue: a flavor's).
+    templates = workload_templates(comp.artifacts)
+    backend, by_name = scheduler(comp.cluster.scheduler.backend), {w.name: w for w in comp.cluster.workloads}
+    pods = sum(
+        len(list(pod_templates_in(t))) * (1 + len(backend.tolerations_added(comp.cluster, by_name[name])))
+        for name, t in templates.items()
+    )
+    assert tried == len(comp.cluster.tenants) + len(templates) + pods
+    if policy == "ai-prod-kueue.yaml":
+        assert pods > sum(len(list(pod_templates_in(t))) for t in templates.values())
 
 
 @pytest.mark.parametrize("policy", EXAMPLES)
@@ -502,9 +515,9 @@ def pod_parts(comp: Compilation, c: tenancy.Contract, queues: list[str]) -> st.S
     foreign values; nodeName; the policy's and the system's priority classes; schedulers; queue labels and
     annotations naming its queue or another."""
     cluster = comp.cluster
-    keys = [*c.tolerated, "example.com/elsewhere", ""]
+    keys = [*c.governed, "example.com/elsewhere", ""]
     values = sorted(
-        {v for vs in c.tolerated.values() for v in vs}
+        {v for g in c.grants for vs in g.values() for v in vs}
         | {p.usage for p in cluster.pools}
         | {p.product for p in cluster.pools}
         | {t.value for p in cluster.pools for t in p.taints}
@@ -792,6 +805,7 @@ CALL = 1  # a function or operator call of constant cost (!, ...); && || ?: are 
 LIST_CREATE = 10  # a list literal
 MAP_CREATE = 30  # a map literal
 ALL_STEP = 3  # per element of x.all(): the loop condition @not_strictly_false(__result__) and __result__ && body
+EXISTS_STEP = 4  # per element of x.exists(): the loop condition @not_strictly_false(!__result__) and __result__ || body
 MAP_STEP = 13  # per element of x.map(): __result__ + [body], a list literal and an addition
 
 
@@ -803,11 +817,13 @@ def _field(node: tuple) -> str | None:
     return node[2] if node[0] == "select" else node[1] if node[0] == "ident" else None
 
 
-def _variable(node: tuple, env: Mapping[str, tuple]) -> tuple:
-    """`node`, or the literal a variable it reads (`variables.<name>`) holds, for sizing (a computed variable, such as
-    `pods`, is sized by its name)."""
+def _variable(node: tuple, env: Mapping[Any, tuple]) -> tuple:
+    """`node`, or the literal a variable it reads (`variables.<name>`, or a macro's variable over a literal list)
+    holds, for sizing (a computed variable, such as `pods`, is sized by its name)."""
     if node[0] == "select" and node[1] == ("ident", "variables") and env.get(node[2], ("",))[0] in ("list", "map"):
         return env[node[2]]
+    if node[0] == "ident" and ("element", node[1]) in env:
+        return env["element", node[1]]
     return node
 
 
@@ -870,9 +886,13 @@ def cel_cost(node: tuple, env: Mapping[str, tuple] = {}) -> int:  # read only
     name, target, args = node[1:]
     if name == "has" and target is None:
         return cost(args[0])
-    if name in ("all", "map") and target is not None and len(args) == 2:
-        step = ALL_STEP if name == "all" else MAP_STEP
-        return cost(target) + _iterated(target, env) * (cost(args[1]) + step) + LIST_CREATE + SELECT
+    if name in ("all", "exists", "map") and target is not None and len(args) == 2:
+        step = {"all": ALL_STEP, "exists": EXISTS_STEP, "map": MAP_STEP}[name]
+        items = _variable(target, env)
+        if items[0] == "list" and items[1]:  # the variable stands for the literal's costliest element
+            env = {**env, ("element", args[0][1]): max(items[1], key=lambda item: cel_cost(item, env))}
+        body = cel_cost(args[1], env)
+        return cost(target) + _iterated(target, env) * (body + step) + LIST_CREATE + SELECT
     raise AssertionError(f"no cost for {name}()")
 
 
@@ -899,6 +919,10 @@ def test_cost_estimator_counts_what_it_should() -> None:
     assert estimate("variables.pods.all(p, p.spec.tolerations.all(t, t.key in ['a', 'b']))") - one == (
         WORST_TEMPLATES * WORST_TOLERATIONS
     )
+    # exists() over a literal list of maps: the list (10), each map (30) and its list of values (10); per element the
+    # body ('a' in g: 1 select, 1 lookup) and the step (4); the result (10 + 1).
+    assert estimate("[{'a': ['x']}].exists(g, 'a' in g)") == 10 + (30 + 10) + (2 + 4) + 11
+    assert estimate("[{'a': ['x']}, {'a': ['x']}].exists(g, 'a' in g)") == 10 + 2 * (30 + 10) + 2 * (2 + 4) + 11
     with pytest.raises(AssertionError, match="no worst-case size"):
         estimate("object.spec.volumes.all(v, true)")
 
@@ -932,7 +956,46 @@ def test_cel_cost_stays_under_the_api_server_limits(policy: str) -> None:
         # ones.
         cost = dict(zip([r.name for r in tenancy.rules(c)], validations, strict=True))
         tolerations = WORST_TEMPLATES * WORST_TOLERATIONS
-        assert variables > len(c.tolerated) + sum(map(len, c.tolerated.values()))
-        assert cost["foreign-toleration"] > tolerations * max(map(len, c.tolerated.values()))
+        values = [len(v) for g in c.grants for v in g.values()]
+        assert variables > len(c.governed) + sum(values)
+        assert cost["foreign-toleration"] > tolerations * len(c.grants) * max(values, default=1)
         assert cost["exists-toleration"] > tolerations
         assert cost["priority-class"] > WORST_TEMPLATES * len(c.priority_classes)
+
+
+# --- tolerations the policy writes: never an internal error, never a widening ----------------------------------
+
+
+def _policy_dict(name: str) -> dict:
+    return YAML(typ="safe").load((REPO / "policies" / name).read_text(encoding="utf-8"))
+
+
+def written_tolerations() -> st.SearchStrategy[list[dict]]:
+    """Tolerations a user might write in a workload class: of governed keys (usage, products, Slurm-only, the control
+    plane's two), of other keys and of none (a wildcard), with either operator, values of the policy's taints and
+    others, any effect or none."""
+    cluster = compiled("ai-prod.yaml").cluster
+    keys = st.sampled_from([*governed_keys(cluster), "example.com/elsewhere", "node.kubernetes.io/not-ready"])
+    values = st.sampled_from(sorted({t.value for p in cluster.pools for t in p.taints} | {"other", ""}))
+    effect = st.sampled_from(["NoSchedule", "PreferNoSchedule", "NoExecute"])
+    equal = st.fixed_dictionaries(
+        {"key": keys, "value": values}, optional={"operator": st.just("Equal"), "effect": effect}
+    )
+    exists = st.fixed_dictionaries({"operator": st.just("Exists")}, optional={"key": keys, "effect": effect})
+    return st.lists(st.one_of(equal, exists), max_size=3)
+
+
+@settings(PROFILE)
+@given(st.data())
+def test_written_tolerations_never_end_in_an_internal_error_or_a_wider_contract(data: st.DataObject) -> None:
+    """Whatever tolerations the classes carry, the build ends in user diagnostics (never PC9xx, never a raise), and a
+    policy that builds grants each tenant exactly what its classes' pools need: the tolerations it wrote changed no
+    contract beyond the pools' own taints its classes may use."""
+    policy = _policy_dict("ai-prod.yaml")
+    workloads = policy["spec"]["workloads"]
+    for i in data.draw(st.sets(st.integers(0, len(workloads) - 1), min_size=1, max_size=2)):
+        workloads[i]["tolerations"] = data.draw(written_tolerations())
+    result = compile_text(dump(policy))
+    assert not [d for d in result.report.diagnostics if d.code.startswith("PC9")], render_text(result.report)
+    if result.ok:
+        assert tenancy.contracts(result.cluster) == tenancy.contracts(compiled("ai-prod.yaml").cluster)

@@ -12,7 +12,7 @@ from policyc.artifacts import Artifact
 from policyc.backends.binding import Binding
 from policyc.backends.workloads import Kind
 from policyc.diagnostics import Diagnostic
-from policyc.ir import Cluster, Tenant, Workload
+from policyc.ir import Cluster, Workload
 
 Check = Callable[[Cluster], Iterable[Diagnostic]]
 
@@ -39,8 +39,9 @@ class SchedulerBackend(Protocol):
         annotations), which its admission policy holds it to."""
         ...
 
-    def tolerations_added(self, cluster: Cluster, tenant: Tenant) -> tuple[dict, ...]:
-        """Tolerations the scheduler itself adds to the tenant's pods, which its admission policy must let through."""
+    def tolerations_added(self, cluster: Cluster, workload: Workload) -> tuple[tuple[dict, ...], ...]:
+        """The tolerations the scheduler itself may add to a workload's pods, one set per way it can admit them: its
+        tenant's admission policy must let each through (the tenancy proof holds it to)."""
         ...
 
     def checks(self) -> tuple[Check, ...]:

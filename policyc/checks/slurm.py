@@ -163,8 +163,8 @@ def _reachable(cluster: Cluster) -> Iterator[Diagnostic]:
             f"workload '{w.name}' tolerates {cluster.keys.slurm_only}, the taint of Slurm-only "
             f"pool{'s' * (len(only) > 1)} {names}: its pods could land there and take GPUs Slurm schedules",
             (*w.path, "tolerations") if index is None else (*w.path, "tolerations", index),
-            hint=f"remove the toleration, or set slurm.shared: true on pool '{only[0].name}' if Kubernetes workloads "
-            "may use its nodes",
+            hint=f"remove the toleration (and set slurm.shared: true on pool '{only[0].name}' if Kubernetes workloads "
+            "may use its nodes)",
         )
 
 

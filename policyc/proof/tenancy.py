@@ -14,10 +14,12 @@ from typing import Any
 
 from policyc import injection, tenancy
 from policyc.artifacts import Artifact
+from policyc.backends import scheduler
 from policyc.backends.workloads import pod_templates
-from policyc.contract import reachable_pools
+from policyc.contract import CONTROL_PLANE_TAINT, granted_pools, reachable_pools
 from policyc.diagnostics import Diagnostic, diag
 from policyc.ir import Cluster, Workload
+from policyc.k8s.scheduling import NO_EXECUTE, NO_SCHEDULE
 from policyc.proof.admission import as_pod
 from policyc.proof.placement import placement_of, workload_templates
 
@@ -64,40 +66,28 @@ def _with(pod: dict, *, spec: Mapping[str, Any] = {}, labels: Mapping[str, str] 
 
 
 def adversaries(cluster: Cluster, c: tenancy.Contract) -> list[Adversary]:
-    """Pods of the tenant that each break one rule (an attempt the policy leaves nothing to try is left out: a
-    foreign pool when every pool is the tenant's)."""
+    """Pods of the tenant that each break one rule: a wildcard toleration, Exists on each governed key, the control
+    plane's tolerations, the tolerations of each pool the tenant is not granted (a pod tolerating its way there
+    must tolerate all of its taints, and a pod that tolerates more is refused if this one is), `spec.nodeName`,
+    another scheduler, another queue, a class it may not use."""
     base = honest_pod(cluster, c)
-    usage = cluster.keys.usage
-    out = [
-        Adversary("a wildcard toleration", _with(base, spec={"tolerations": [{"operator": "Exists"}]}),
-                  "wildcard-toleration"),
-        Adversary("the control plane's toleration",
-                  _with(base, spec={"tolerations": [{"key": tenancy.CONTROL_PLANE_TAINT, "operator": "Exists",
-                                                     "effect": "NoSchedule"}]}), "exists-toleration"),
-        Adversary("the control plane's toleration, with operator Equal",
-                  _with(base, spec={"tolerations": [{"key": cluster.keys.control_plane, "effect": "NoSchedule"}]}),
-                  "foreign-toleration"),
-        Adversary("spec.nodeName", _with(base, spec={"nodeName": _some_node(cluster)}), "node-name"),
-    ]  # fmt: skip
-    if usage not in c.exists:
-        exists = [{"key": usage, "operator": "Exists"}]
-        out.append(
-            Adversary("Exists on the usage taint", _with(base, spec={"tolerations": exists}), "exists-toleration")
-        )
-    foreign = next(
-        (p for p in cluster.pools if p.usage not in c.tolerated.get(usage, ())
-         or p.product not in c.tolerated.get(p.product_key, ())),
-        None,
-    )  # fmt: skip
-    if foreign is not None:
-        tolerations = [
-            {"key": usage, "operator": "Equal", "value": foreign.usage, "effect": "NoSchedule"},
-            {"key": foreign.product_key, "operator": "Equal", "value": foreign.product, "effect": "NoSchedule"},
-        ]
-        out.append(
-            Adversary(f"the tolerations of pool '{foreign.name}'", _with(base, spec={"tolerations": tolerations}),
-                      "foreign-toleration")
-        )  # fmt: skip
+    out = [Adversary("a wildcard toleration", _with(base, spec={"tolerations": [{"operator": "Exists"}]}),
+                     "wildcard-toleration")]  # fmt: skip
+    for key in c.governed:
+        exists = [{"key": key, "operator": "Exists"}]
+        out.append(Adversary(f"Exists on {key}", _with(base, spec={"tolerations": exists}), "exists-toleration"))
+    for key in (cluster.keys.control_plane, CONTROL_PLANE_TAINT):
+        equal = [{"key": key, "operator": "Equal", "effect": "NoSchedule"}]
+        out.append(Adversary(f"the control plane's toleration {key}", _with(base, spec={"tolerations": equal}),
+                             "foreign-toleration"))  # fmt: skip
+    granted = {p.name for w in cluster.workloads if w.tenant == c.tenant for p in granted_pools(cluster, w)}
+    for pool in cluster.pools:
+        if pool.name not in granted:
+            tolerations = [{"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect}
+                           for t in pool.taints if t.effect in (NO_SCHEDULE, NO_EXECUTE)]  # fmt: skip
+            pod = _with(base, spec={"tolerations": tolerations})
+            out.append(Adversary(f"the tolerations of pool '{pool.name}'", pod, "foreign-toleration"))
+    out.append(Adversary("spec.nodeName", _with(base, spec={"nodeName": _some_node(cluster)}), "node-name"))
     other_scheduler = "other-scheduler" if c.scheduler_name == tenancy.DEFAULT_SCHEDULER else tenancy.DEFAULT_SCHEDULER
     out.append(Adversary(f"scheduler {other_scheduler}", _with(base, spec={"schedulerName": other_scheduler}),
                          "scheduler-name"))  # fmt: skip
@@ -127,13 +117,18 @@ def _honest(
     cluster: Cluster, templates: Mapping[str, Mapping[str, Any]], c: tenancy.Contract
 ) -> list[tuple[str, dict]]:
     out: list[tuple[str, dict]] = [("a bare pod", honest_pod(cluster, c))]
+    backend = scheduler(cluster.scheduler.backend)
     for w in cluster.workloads:
         if w.tenant != c.tenant:
             continue
         name, template = w.name, templates[w.name]
         out.append((f"template '{name}'", dict(template)))
         for role, _, pod_template in pod_templates(cluster, template):
-            out.append((f"template '{name}', {role} pod", as_pod(pod_template, f"{name}-{role.lower()}", w.namespace)))
+            pod = as_pod(pod_template, f"{name}-{role.lower()}", w.namespace)
+            out.append((f"template '{name}', {role} pod", pod))
+            for added in backend.tolerations_added(cluster, w):
+                spec = {**pod["spec"], "tolerations": [*pod["spec"].get("tolerations", []), *added]}
+                out.append((f"template '{name}', {role} pod as its scheduler admits it", {**pod, "spec": spec}))
     return out
 
 

@@ -66,7 +66,7 @@ def binding(cluster: Cluster, workload: Workload) -> Binding:
     return replace(queue_binding(cluster, workload.tenant), object_annotations=gang)
 
 
-def tolerations_added(cluster: Cluster, tenant: Tenant) -> tuple[dict, ...]:
+def tolerations_added(cluster: Cluster, workload: Workload) -> tuple[tuple[dict, ...], ...]:
     return ()
 
 

@@ -148,9 +148,14 @@ def binding(cluster: Cluster, workload: Workload) -> Binding:
     return replace(queue_binding(cluster, workload.tenant), object_annotations=annotations)
 
 
-def tolerations_added(cluster: Cluster, tenant: Tenant) -> tuple[dict, ...]:
-    """Kueue adds the tolerations of the flavor it admits a workload to into its pod templates."""
-    return tuple(t for f in flavors(cluster, tenant) for t in _flavor_tolerations(cluster)[f.name])
+def tolerations_added(cluster: Cluster, workload: Workload) -> tuple[tuple[dict, ...], ...]:
+    """Kueue adds the tolerations of the flavor it admits a workload to into its pod templates: one of its queue's
+    flavors of the workload's tier and usages (its required affinity, or the queue rule for preferred placement,
+    rules out the others)."""
+    groups = {(workload.tier.name, u) for u in usages(workload)}
+    tenant = next(t for t in cluster.tenants if t.name == workload.tenant)
+    return tuple(tuple(_flavor_tolerations(cluster)[f.name]) for f in flavors(cluster, tenant)
+                 if (f.tier, f.usage) in groups)  # fmt: skip
 
 
 @once_per_build

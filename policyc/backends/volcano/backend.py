@@ -97,7 +97,7 @@ def binding(cluster: Cluster, workload: Workload) -> Binding:
     return queue_binding(cluster, workload.tenant)
 
 
-def tolerations_added(cluster: Cluster, tenant: Tenant) -> tuple[dict, ...]:
+def tolerations_added(cluster: Cluster, workload: Workload) -> tuple[tuple[dict, ...], ...]:
     return ()
 
 
