@@ -308,8 +308,8 @@ _RULES: tuple[Rule, ...] = (
         "PC444",
         "mig-layout-invalid",
         Severity.ERROR,
-        "A pool's MIG layout does not fit its card, names a profile the card lacks, or mixes profiles under the "
-        "single strategy.",
+        "A pool's MIG layout does not fit its card, names a profile the card lacks, mixes profiles under the single "
+        "strategy, or partitions a card without MIG.",
     ),
     Rule(
         "PC445",
@@ -486,7 +486,7 @@ _RULES: tuple[Rule, ...] = (
         Severity.WARNING,
         "The GPU alerts go to a namespace a tenant owns: the tenant may edit or delete them.",
     ),
-    # PC480-PC489: inference autoscaling
+    # PC480-PC487: inference autoscaling
     Rule(
         "PC480",
         "autoscale-not-deployment",
@@ -533,6 +533,34 @@ _RULES: tuple[Rule, ...] = (
         Severity.ERROR,
         "A KEDA-autoscaled workload whose name is too long for the HorizontalPodAutoscaler KEDA names after it "
         "(keda-hpa-<name>, at most 63 characters).",
+    ),
+    # PC488-PC491: names that bind resources, and hardware facts
+    Rule(
+        "PC488",
+        "unbound-resource",
+        Severity.ERROR,
+        "A resource in a quota, queue or limit range that no pool, tier or DeviceClass of the policy and no Kubernetes "
+        "resource provides: it bounds nothing.",
+    ),
+    Rule(
+        "PC489",
+        "resource-of-unknown-plugin",
+        Severity.WARNING,
+        "A resource in a quota, queue or limit range that no pool of the policy states, of a device plugin or DRA "
+        "driver policyc cannot know: it bounds something only if one provides it.",
+    ),
+    Rule(
+        "PC490",
+        "vendor-contradicts-product",
+        Severity.ERROR,
+        "A pool's GPU product is another vendor's than its gpu.vendor (nvidia when omitted).",
+    ),
+    Rule(
+        "PC491",
+        "gfd-renamed-product",
+        Severity.ERROR,
+        "A GPU product as GPU Feature Discovery renames it on MIG or shared nodes (-MIG-<profile>, -SHARED), not the "
+        "card's name.",
     ),
     # PC5xx: placement proof
     Rule(

@@ -30,6 +30,19 @@ SELECTOR_MAX_LENGTH = 10 * 1024
 """`CELSelectorExpressionMaxLength` (resource/v1 types)."""
 
 
+DRIVER_CLASSES = (
+    "gpu.nvidia.com",
+    "mig.nvidia.com",
+    "vfio.gpu.nvidia.com",
+    "compute-domain-daemon.nvidia.com",
+    "compute-domain-default-channel.nvidia.com",
+)
+"""The DeviceClasses NVIDIA's DRA driver installs (its chart's `templates/deviceclass-*.yaml`)."""
+EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
+"""A pod may request devices of any DeviceClass as the extended resource `<prefix><class>` (KEP-5004, DRA extended
+resources, beta in 1.36): the scheduler claims them for it."""
+
+
 def class_name(tier: str, domain: str) -> str:
     return f"{tier}.{domain}"
 
@@ -50,6 +63,14 @@ def quota_key(resource: str) -> str:
 
 def device_class_of(key: str) -> str:
     return key.removesuffix(DEVICES_SUFFIX)
+
+
+def class_named(resource: str) -> str | None:
+    """The DeviceClass a resource name counts the devices of: a quota's devices key, or the extended resource of the
+    class (`EXTENDED_PREFIX`); None for any other resource."""
+    if is_devices_key(resource):
+        return device_class_of(resource)
+    return resource.removeprefix(EXTENDED_PREFIX) if resource.startswith(EXTENDED_PREFIX) else None
 
 
 def product_names(product: str) -> list[str]:

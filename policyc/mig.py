@@ -53,12 +53,23 @@ _PRODUCTS = (
     (re.compile(r"A30(\b|-|$)"), "A30 24GB"),
 )
 """GPU Feature Discovery's product name -> the card, by the model in the name."""
+WITHOUT_MIG = re.compile(r"(^|[-_ ])(?P<model>L4|L40S?|L20|A10G?|A16|A2|A40|T4|V100|P100|P40|P4|K80)([-_ ]|$)")
+"""NVIDIA cards that have no MIG, by the model in the product name: MIG needs the GA100 and later data-centre chips
+(NVIDIA's MIG user guide, "Supported GPUs": A100, A30, H100, H20, H200, B200, GB200, B300, RTX PRO Blackwell),
+which the Ada (L4, L40, L40S, L20), smaller Ampere (A10, A10G, A16, A2, A40), Turing (T4), Volta (V100), Pascal
+(P100, P40, P4) and Kepler (K80) cards are not."""
 
 
 def card(product: str) -> Card | None:
     """The MIG-capable card a product name stands for (None: not one policyc knows)."""
     name = next((card for pattern, card in _PRODUCTS if pattern.search(product)), None)
     return next((c for c in CARDS if c.name == name), None)
+
+
+def model_without_mig(product: str) -> str | None:
+    """The model of a card known to have no MIG that `product` names (None: it may have MIG)."""
+    found = WITHOUT_MIG.search(product)
+    return found.group("model") if found else None
 
 
 def problems(c: Card, devices: Mapping[str, int]) -> list[str]:

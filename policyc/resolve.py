@@ -490,7 +490,7 @@ class _Resolver:
                 allocatable=self.pool_allocatable(pool, i, self.spec.gpu_resource),
                 **common,
             )
-        vendor = VENDORS[gpu.vendor]
+        vendor = self.vendor(gpu, i)
         resource = gpu.resource or (self.spec.gpu_resource if vendor is accelerators.NVIDIA else vendor.resource)
         sharing, partitions = self.nvidia_only(gpu, vendor, i)
         if tier in self.dra_tiers:
@@ -533,6 +533,28 @@ class _Resolver:
             vendor=vendor.name,
             **common,
         )
+
+    def vendor(self, gpu: m.Gpu, i: int) -> accelerators.Vendor:
+        """The pool's vendor as stated (nvidia when omitted); a product known to be another vendor's is reported."""
+        vendor, maker = VENDORS[gpu.vendor], accelerators.maker(gpu.product)
+        if maker is None or maker is vendor:
+            return vendor
+        at = self.path("nodePools", i, "gpu")
+        if "vendor" in gpu.model_fields_set:
+            message = f"gpu.vendor is {vendor.name}, but GPU product '{gpu.product}' is {maker.name}'s"
+            self.report(
+                diag("vendor-contradicts-product", message, (*at, "vendor"), hint=f"write vendor: {maker.name}")
+            )
+        else:
+            message = (
+                f"GPU product '{gpu.product}' is {maker.name}'s, and gpu.vendor is nvidia when omitted: the cards "
+                f"would be taken for NVIDIA's ({gpu.resource or self.spec.gpu_resource}, NVIDIA's product label and "
+                "taint), and pods would not run on them"
+            )
+            written = f"gpu: {{vendor: {maker.name}, product: {gpu.product}, ...}}"
+            hint = f"add vendor: {maker.name} to the pool's gpu ({written})"
+            self.report(diag("vendor-contradicts-product", message, (*at, "product"), hint=hint))
+        return vendor
 
     def mig_layout(self, gpu: m.Gpu, i: int) -> mig.Layout:
         """The pool's MIG layout; card groups that do not take every card of a node are reported."""

@@ -459,16 +459,18 @@ def test_one_vendor_with_two_resource_names_in_a_tier_is_pc447() -> None:
 
 
 @pytest.mark.parametrize(
-    ("vendor", "feature", "field"),
+    ("vendor", "product", "feature", "field"),
     [
-        ("amd", "mig: {devices: {1g.10gb: 7}}", "mig"),
-        ("amd", "sharing: {strategy: time-slicing, replicas: 4}", "sharing"),
-        ("intel-gaudi", "sharing: {strategy: time-slicing, replicas: 4}", "sharing"),
+        ("amd", "AMD-Instinct-MI300X", "mig: {devices: {1g.10gb: 7}}", "mig"),
+        ("amd", "AMD-Instinct-MI300X", "sharing: {strategy: time-slicing, replicas: 4}", "sharing"),
+        ("intel-gaudi", "Gaudi3", "sharing: {strategy: time-slicing, replicas: 4}", "sharing"),
     ],
 )
-def test_mig_or_sharing_on_a_non_nvidia_pool_is_pc449(vendor: str, feature: str, field: str) -> None:
+def test_mig_or_sharing_on_a_non_nvidia_pool_is_pc449(vendor: str, product: str, feature: str, field: str) -> None:
     text = (
-        AMD_ONLY.replace("vendor: amd", f"vendor: {vendor}").replace("count: 8}", f"count: 8, {feature}}}")
+        AMD_ONLY.replace("vendor: amd", f"vendor: {vendor}")
+        .replace("AMD-Instinct-MI300X", product)
+        .replace("count: 8}", f"count: 8, {feature}}}")
         + """\
   tenants:
     - name: r

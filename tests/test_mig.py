@@ -115,7 +115,7 @@ def test_the_single_strategy_takes_one_profile_and_the_cluster_one_strategy() ->
 
 
 def test_unknown_cards_and_profiles_no_pool_offers_are_located() -> None:
-    text = POLICY.replace("NVIDIA-A100-SXM4-80GB", "NVIDIA-L40S")
+    text = POLICY.replace("NVIDIA-A100-SXM4-80GB", "NVIDIA-B200")  # MIG, with profiles policyc's table lacks
     assert ("PC444", ("spec", "nodePools", 0, "gpu", "mig", "devices")) in _errors(text)
     text = POLICY.replace("migProfile: 1g.10gb", "migProfile: 2g.20gb")
     assert _errors(text) == [("PC446", ("spec", "workloads", 0, "migProfile"))]

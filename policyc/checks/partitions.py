@@ -22,7 +22,12 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
             yield diag("mig-layout-invalid", f"pool '{p.name}' both partitions its cards with MIG and shares them",
                        (*p.path, "gpu", "sharing"), hint="keep one of gpu.mig and gpu.sharing")  # fmt: skip
         card = mig.card(p.product)
-        if card is None:
+        model = mig.model_without_mig(p.product) if card is None else None
+        if model is not None:
+            yield diag("mig-layout-invalid", f"pool '{p.name}': the {model} ({p.product}) has no MIG (NVIDIA's MIG "
+                       "user guide lists the cards that do)", at,
+                       hint="remove gpu.mig; to share its cards among pods, use gpu.sharing")  # fmt: skip
+        elif card is None:
             known = ", ".join(c.name for c in mig.CARDS)
             where = (*at, "cards") if layout.per_card else (*at, "devices")
             yield diag("mig-layout-invalid", f"pool '{p.name}': policyc does not know the MIG profiles of "

@@ -184,10 +184,34 @@ LabelValue = Annotated[
     AfterValidator(_syntax(names.is_valid_label_value, "invalid-label-value", "value")),
 ]
 
+_GFD_RENAMED = re.compile(r"(-MIG-[0-9]+g\.[0-9]+gb[a-z.]*)?(-SHARED)?$")
+"""What GPU Feature Discovery appends to a card's product on its nodes: `-MIG-<profile>` under the MIG strategy
+single, `-SHARED` when the device plugin shares the cards (unless it renames the resource instead)."""
+
+
+def _card_product(value: str) -> str:
+    """A product as policyc takes it: the card's name, never one GPU Feature Discovery renamed on a node."""
+    renamed = _GFD_RENAMED.search(value)
+    if renamed is not None and renamed.group():  # never the whole value: a label value does not start with '-'
+        card = value[: renamed.start()]
+        node, field, how = (
+            ("a MIG node", "gpu.mig", "partitions")
+            if renamed.group(1)
+            else ("a node of shared cards", "gpu.sharing", "shares")
+        )
+        raise policy_error(
+            "gfd-renamed-product",
+            f"'{value}' is how GPU Feature Discovery labels the product of {node}, not a card",
+            f"did you mean '{card}'? ({field} {how} the cards)",
+        )
+    return value
+
+
 GpuProduct = Annotated[
     str,
     WithJsonSchema({"type": "string", "pattern": LABEL_VALUE, "minLength": 1, "maxLength": 63}),
     AfterValidator(_syntax(_non_empty_label_value, "invalid-label-value", "GPU product", _as_gfd_product)),
+    AfterValidator(_card_product),
 ]
 """A GPU product as GPU Feature Discovery writes it into `nvidia.com/gpu.product` (e.g. NVIDIA-H100-80GB)."""
 
