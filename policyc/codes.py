@@ -562,6 +562,20 @@ _RULES: tuple[Rule, ...] = (
         "A GPU product as GPU Feature Discovery renames it on MIG or shared nodes (-MIG-<profile>, -SHARED), not the "
         "card's name.",
     ),
+    # PC493-PC495: fields that do nothing where they stand, and units that say what was not meant
+    Rule(
+        "PC493",
+        "no-effect",
+        Severity.WARNING,
+        "A field that has no effect where it stands (the README's table of fields that do nothing lists them).",
+    ),
+    Rule(
+        "PC494",
+        "decimal-memory-unit",
+        Severity.WARNING,
+        "A memory amount with a decimal suffix (M, G, T ...) where the binary one (Mi, Gi, Ti ...) is almost certainly "
+        "meant: 32G is 7 % less than 32Gi.",
+    ),
     # PC5xx: placement proof
     Rule(
         "PC501",

@@ -85,6 +85,7 @@ def _paused_gc(build: Callable[[], Compilation]) -> Compilation:
 def _compile(load: Callable[[], Document], name: str) -> Compilation:
     from policyc import backends
     from policyc.checks import run_checks
+    from policyc.checks.written import Written
     from policyc.parse import parse
     from policyc.proof import prove
     from policyc.resolve import resolve
@@ -124,7 +125,7 @@ def _compile(load: Callable[[], Document], name: str) -> Compilation:
         return result
     result.cluster = cluster
     # A value the loader rejected is null from here on: what later stages would say about it is said already.
-    report.extend(d for d in run_checks(cluster) if not doc.source_map.is_rejected(d.path))
+    report.extend(d for d in run_checks(cluster, Written(doc.data)) if not doc.source_map.is_rejected(d.path))
     clock.lap("check")
     if report.failed:
         return result

@@ -19,8 +19,6 @@ from typing import Any
 
 from policyc.cel import literal
 
-MINOR = 34
-"""Kubernetes 1.34 serves `resource.k8s.io/v1` (DRA GA, on by default)."""
 DRIVER = "gpu.nvidia.com"
 """NVIDIA's DRA driver (kubernetes-sigs/dra-driver-nvidia-gpu): its devices' driver name and attribute domain."""
 DEVICES_SUFFIX = ".deviceclass.resource.k8s.io/devices"

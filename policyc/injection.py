@@ -20,21 +20,12 @@ from policyc.backends import scheduler
 from policyc.cel import literal as cel
 from policyc.contract import affinity, tolerations
 from policyc.ir import Cluster, Workload
-
-V1_MINOR = 36
-"""MutatingAdmissionPolicy v1: GA and on by default from Kubernetes 1.36."""
-BETA_MINOR = 34
-"""v1beta1 from 1.34, behind the MutatingAdmissionPolicy feature gate and the v1beta1 API (runtime-config)."""
+from policyc.k8s import versions
 
 
 def api_version(cluster: Cluster) -> str | None:
-    """The MutatingAdmissionPolicy API the cluster serves, or None: no injection."""
-    minor = int(cluster.kubernetes_version.split(".")[1])
-    if minor >= V1_MINOR:
-        return "admissionregistration.k8s.io/v1"
-    if minor >= BETA_MINOR and cluster.mutating_admission_beta:
-        return "admissionregistration.k8s.io/v1beta1"
-    return None
+    """The MutatingAdmissionPolicy API the cluster serves (`policyc.k8s.versions`), or None: no injection."""
+    return versions.mutating_admission_api(cluster.kubernetes_version, cluster.mutating_admission_beta)
 
 
 @dataclass(frozen=True, slots=True)

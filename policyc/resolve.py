@@ -13,12 +13,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path as FsPath
 
-from policyc import accelerators, dra, injection, ir, mig, slurm
+from policyc import accelerators, dra, ir, mig, slurm
 from policyc.accelerators import CPU_TIER, VENDORS
 from policyc.backends.gpu_operator import NAMESPACE as GPU_OPERATOR_NAMESPACE
 from policyc.codes import Severity
 from policyc.diagnostics import Diagnostic, Path, diag, did_you_mean, where
 from policyc.ir import DEVICE_PLUGIN_CONFIG, MIG_CONFIG, RDMA_LABEL
+from policyc.k8s import versions
 from policyc.k8s.objects import QUOTA_OBJECT_COUNTS
 from policyc.k8s.quantity import Quantity
 from policyc.model import policy as m
@@ -54,14 +55,6 @@ GPU_OPERATOR_AGENTS = (
 )
 """The GPU Operator's DaemonSets on GPU nodes (its operands, and the node-feature-discovery worker of its chart,
 named after a Helm release called gpu-operator): the node agents of a policy that names none."""
-
-
-ADMISSION_POLICY_MINOR = 30
-"""Kubernetes 1.30 serves ValidatingAdmissionPolicy v1 (GA, on by default)."""
-
-
-def _minor(version: str) -> int:
-    return int(version.split(".")[1])
 
 
 def supported_kubernetes_versions() -> list[str]:
@@ -191,17 +184,18 @@ class _Resolver:
 
     def admission_mode(self, stated: m.Admission | m.TenantAdmission | None, path: Path) -> str | None:
         """The mode stated at `path` (None when nothing is stated there); off, with an error, where the API server
-        has no ValidatingAdmissionPolicy v1 (before Kubernetes 1.30)."""
-        if stated is None:
+        has no ValidatingAdmissionPolicy v1 (`policyc.k8s.versions`)."""
+        if stated is None or stated.mode is None:
             return None
-        if stated.mode != "off" and _minor(self.spec.kubernetes_version) < ADMISSION_POLICY_MINOR:
+        version, api = self.spec.kubernetes_version, versions.VALIDATING_ADMISSION_POLICY
+        if stated.mode != "off" and not versions.serves(version, api):
             self.report(
                 diag(
                     "admission-needs-newer-kubernetes",
-                    f"admission mode {stated.mode} needs ValidatingAdmissionPolicy v1, which Kubernetes "
-                    f"{self.spec.kubernetes_version} does not serve (1.30 and later do)",
+                    f"admission mode {stated.mode} needs {api.kind} {api.version}, which Kubernetes {version} "
+                    f"does not serve (1.{api.since} and later do)",
                     path,
-                    hint="set mode: off, or raise kubernetesVersion to 1.30 or later",
+                    hint=f"set mode: off, or raise kubernetesVersion to 1.{api.since} or later",
                 )
             )
             return "off"
@@ -209,14 +203,16 @@ class _Resolver:
 
     def mutating_admission_beta(self) -> bool:
         stated = self.spec.admission is not None and self.spec.admission.mutating_admission_policy_beta
-        if stated and _minor(self.spec.kubernetes_version) < injection.BETA_MINOR:
+        version, api = self.spec.kubernetes_version, versions.MUTATING_ADMISSION_POLICY
+        if stated and not versions.can_turn_on_beta(version, api):
             self.report(
                 diag(
                     "mutating-admission-needs-newer-kubernetes",
-                    f"Kubernetes {self.spec.kubernetes_version} has no MutatingAdmissionPolicy v1beta1 (1.34 and later "
-                    "have it, behind a feature gate)",
+                    f"Kubernetes {version} has no {api.kind} {api.beta_version} (1.{api.beta_since} and later have it, "
+                    "behind a feature gate)",
                     ("spec", "admission", "mutatingAdmissionPolicyBeta"),
-                    hint="remove mutatingAdmissionPolicyBeta, or raise kubernetesVersion to 1.34 or later",
+                    hint=f"remove mutatingAdmissionPolicyBeta, or raise kubernetesVersion to 1.{api.beta_since} or "
+                    "later",
                 )
             )
         return stated
@@ -307,11 +303,11 @@ class _Resolver:
 
     def dra_available(self, tier: m.GpuTier, i: int) -> bool:
         """Whether the cluster serves DRA and the tier's DeviceClass selector is within the API server's limit."""
-        version = self.spec.kubernetes_version
-        if _minor(version) < dra.MINOR:
-            hint = f"set kubernetesVersion to 1.{dra.MINOR} or later, or remove dra"
+        version, api = self.spec.kubernetes_version, versions.DYNAMIC_RESOURCE_ALLOCATION
+        if not versions.serves(version, api):
+            hint = f"set kubernetesVersion to 1.{api.since} or later, or remove dra"
             self.report(diag("dra-unsupported", f"tier '{tier.name}' uses DRA, which Kubernetes {version} does not "
-                             "serve (resource.k8s.io/v1)", self.path("gpuTiers", i, "dra"), hint=hint))  # fmt: skip
+                             f"serve ({api.group_version})", self.path("gpuTiers", i, "dra"), hint=hint))  # fmt: skip
             return False
         length = len(dra.selector(tier.products))
         if length > dra.SELECTOR_MAX_LENGTH:
@@ -688,10 +684,9 @@ class _Resolver:
 
     def tenants(self, class_names: set[str]) -> dict[str, ir.Tenant]:
         unique = self.unique("tenants", self.spec.tenants, "tenant")
-        # Unless the policy says, warn where the API server has ValidatingAdmissionPolicy v1.
-        default_admission = self.admission_mode(self.spec.admission, ("spec", "admission", "mode")) or (
-            "warn" if _minor(self.spec.kubernetes_version) >= ADMISSION_POLICY_MINOR else "off"
-        )
+        default_admission = self.admission_mode(
+            self.spec.admission, ("spec", "admission", "mode")
+        ) or versions.default_admission_mode(self.spec.kubernetes_version)
         names = {t.name for _, t in unique}
         ns_owner: dict[str, str] = {}
         out = {}

@@ -38,12 +38,12 @@ spec:
     - name: train
       usage: training
       nodes: ["gpu-[01-08]"]       # a leading zero fixes the width: gpu-01 ... gpu-08
-      gpu: {product: NVIDIA-H100-80GB, count: 8, memory: 80Gi}
+      gpu: {product: NVIDIA-H100-80GB, count: 8}
       allocatable: {cpu: "96", memory: 1000Gi}
     - name: serve
       usage: inference
       nodes: ["l4-[01-04]"]
-      gpu: {product: NVIDIA-L4, count: 4, memory: 24Gi}
+      gpu: {product: NVIDIA-L4, count: 4}
       allocatable: {cpu: "48", memory: 192Gi}
 
   priorityClasses:

@@ -11,7 +11,9 @@ def test_readme_example_compiles(compile_text) -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     example = re.search(r"```yaml\n(.*?)```", readme, re.S).group(1)
     result = compile_text(example.replace("← editors validate and explain as you type", ""))
-    assert result.ok, [f"{d.line}:{d.column} {d.message}" for d in result.report.diagnostics]
+    assert result.ok and not result.report.diagnostics, [
+        f"{d.line}:{d.column} {d.message}" for d in result.report.diagnostics
+    ]
     assert "templates/llm-training.yaml" in result.files
 
 

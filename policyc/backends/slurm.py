@@ -72,12 +72,11 @@ def _sources(cluster: Cluster, pools: list[Pool]) -> tuple[Path, ...]:
 
 
 def emit(cluster: Cluster) -> list[Artifact]:
-    settings = cluster.slurm
-    if settings is None:
+    settings, parts = cluster.slurm, slurm.partitions(cluster)
+    if settings is None or not parts:  # spec.slurm without a partition: nothing to write (PC493 says so)
         return []
     if settings.operator == "slinky":
         return [_node_sets(cluster, settings)]
-    parts = slurm.partitions(cluster)
     pools = [p for part in parts for p in part.pools]
     top = header(cluster.name, cluster.source)
     conf = (

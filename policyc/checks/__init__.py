@@ -1,6 +1,7 @@
 """Semantic checks over the resolved cluster: each module one concern, each check a function
 ``Cluster -> Iterable[Diagnostic]``. All checks run; all their findings are reported together. A scheduler
-backend's own checks live in its package and run only for policies that select it."""
+backend's own checks live in its package and run only for policies that select it. A few also read the policy as
+written (`written.Written`): fields that have no effect where they stand, and memory units as they were spelt."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from policyc.checks import (
     limits,
     monitoring,
     namespaces,
+    no_effect,
     partitions,
     priorities,
     queue_tree,
@@ -23,6 +25,7 @@ from policyc.checks import (
     training,
     workloads,
 )
+from policyc.checks.written import Written
 from policyc.diagnostics import Diagnostic
 from policyc.ir import Cluster
 
@@ -47,9 +50,14 @@ CHECKS: tuple[Check, ...] = (
 )
 
 
-def run_checks(cluster: Cluster) -> list[Diagnostic]:
+def run_checks(cluster: Cluster, written: Written) -> list[Diagnostic]:
+    """Every check of `cluster`, resolved from the policy `written`."""
     from policyc.backends import SCHEDULERS, scheduler
 
     backend = cluster.scheduler.backend
     checks = (*CHECKS, *(scheduler(backend).checks() if backend in SCHEDULERS else ()))
-    return [d for check in checks for d in check(cluster)]
+    return [
+        *(d for check in checks for d in check(cluster)),
+        *no_effect.check(cluster, written),
+        *limits.decimal_memory(cluster, written),
+    ]

@@ -1,14 +1,17 @@
 """Quantities that must be whole numbers (GPUs and other extended resources, object counts), byte amounts with a
-fraction of a byte (a warning: `512m` of memory is half a byte, surely meant as 512Mi), and LimitRange bounds that
-must nest (min <= request <= limit <= max)."""
+fraction of a byte (a warning: `512m` of memory is half a byte, surely meant as 512Mi), memory in decimal units (a
+warning: `32G` is 7 % less than the 32Gi surely meant), and LimitRange bounds that must nest (min <= request <=
+limit <= max)."""
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from decimal import Decimal
 
 from policyc import dra
+from policyc.checks.written import Written
 from policyc.diagnostics import Diagnostic, Path, diag, where
 from policyc.ir import Cluster, LimitRange, Resources
 from policyc.k8s.objects import QUOTA_OBJECT_COUNTS
@@ -90,6 +93,45 @@ def amounts(cluster: Cluster) -> Iterator[tuple[str, Quantity, Path]]:
         if w.memory is not None:
             yield "memory", w.memory, (*w.path, "memory")
         yield from each(w.limits, (*w.path, "limits"))
+
+
+_DECIMAL_MEMORY = re.compile(r"\+?([0-9]+(?:\.[0-9]*)?|\.[0-9]+)([MGTPE])")
+_POWERS = "kMGTPE"
+"""The SI prefixes by power: k is 10^3 (or 2^10 as Ki), M 10^6 (2^20) ..."""
+
+
+def _memory_amounts(cluster: Cluster) -> Iterator[Path]:
+    """Where the policy states an amount of memory: every `memory` of a resource map or a workload, the GPUs'
+    memory, a workload's /dev/shm."""
+    yield from (path for resource, _, path in amounts(cluster) if resource == "memory")
+    yield from ((*p.path, "gpu", "memory") for p in cluster.pools if p.gpu_memory is not None)
+    yield from ((*w.path, "shm") for w in cluster.workloads if w.shm is not None)
+
+
+def decimal_memory(cluster: Cluster, written: Written) -> Iterator[Diagnostic]:
+    """Memory written with a decimal suffix (M and up), where people almost always mean the binary one."""
+    for path in _memory_amounts(cluster):
+        text = written.get(path)
+        match = _DECIMAL_MEMORY.fullmatch(text) if isinstance(text, str) else None
+        if match is None:
+            continue
+        number, prefix = match.groups()
+        power = _POWERS.index(prefix) + 1
+        decimal, binary = Decimal(number) * 1000**power, Decimal(number) * 1024**power
+        less = round((1 - decimal / binary) * 100)
+        yield diag(
+            "decimal-memory-unit",
+            f"{where(path)} is {text} = {_bytes(decimal)} bytes, {less} % less than {number}{prefix}i = "
+            f"{_bytes(binary)} bytes ({prefix} counts in powers of 1000, {prefix}i in powers of 1024)",
+            path,
+            hint=f"write {number}{prefix}i if binary was meant; if {_bytes(decimal)} bytes was, write "
+            f"{number}e{3 * power}",
+        )
+
+
+def _bytes(amount: Decimal) -> str:
+    """A byte count with thousands separators (a fraction of a byte, which PC432 reports, rounded up)."""
+    return f"{math.ceil(amount):,}"
 
 
 def _chain(lr: LimitRange) -> tuple[tuple[str, Resources], ...]:

@@ -530,8 +530,9 @@ _MODE_HELP = (
 
 
 class Admission(Model):
-    mode: AdmissionMode = Field(
-        "warn", description=_MODE_HELP + " Default warn (Kubernetes 1.30 and later; off before)."
+    mode: AdmissionMode | None = Field(
+        None,
+        description=_MODE_HELP + " Default: warn from Kubernetes 1.30 (ValidatingAdmissionPolicy v1), off before.",
     )
     mutating_admission_policy_beta: bool = Field(
         False,

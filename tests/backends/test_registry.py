@@ -18,7 +18,16 @@ from tests.conftest import POLICIES, REPO
 
 PACKAGE = REPO / "policyc"
 CONTRACT = ("NAME", "KINDS", "WAVES", "emit", "binding", "checks")
-SETTINGS = ("Settings", "TITLE", "WORKLOAD_KINDS", "DEFAULT_KINDS", "NAMESPACES", "LABEL_DOMAINS", "DEVICE_RESOURCES")
+SETTINGS = (
+    "Settings",
+    "TITLE",
+    "WORKLOAD_KINDS",
+    "DEFAULT_KINDS",
+    "GANG_KINDS",
+    "NAMESPACES",
+    "LABEL_DOMAINS",
+    "DEVICE_RESOURCES",
+)
 
 
 @pytest.mark.parametrize("name", list(SCHEDULERS))

@@ -14,6 +14,9 @@ WORKLOAD_KINDS = ("Job", "Deployment", "PyTorchJob")
 """They join through their top owner's queue label and their pods' schedulerName; KAI's pod-grouper makes their
 PodGroups."""
 DEFAULT_KINDS = {"training": "Job", "inference": "Deployment"}
+GANG_KINDS = ("Job", "PyTorchJob")
+"""The kinds whose template carries a gang minimum (`minMember`): a batch Job's kai.scheduler/batch-min-member, a
+PyTorchJob's schedulingPolicy.minAvailable. A Deployment's pods are placed one by one."""
 NAMESPACES = ("kai-scheduler", "kai-resource-reservation")
 """Where its components run (the second: its GPU-sharing reservation pods): no tenant may own them."""
 LABEL_DOMAINS = ("kai.scheduler", "run.ai")

@@ -12,6 +12,9 @@ from policyc.model.base import SchedulerSettings
 TITLE = "Kueue"
 WORKLOAD_KINDS = ("Job", "Deployment", "PyTorchJob")
 DEFAULT_KINDS = {"training": "Job", "inference": "Deployment"}
+GANG_KINDS = ("Job", "PyTorchJob")
+"""The kinds whose template carries a gang minimum (`minMember`): a batch Job's partial admission, a PyTorchJob's
+schedulingPolicy.minAvailable (which Kueue does not read: PC708 says so). A Deployment has none."""
 NAMESPACES = ("kueue-system",)
 """Where its components run: no tenant may own them."""
 LABEL_DOMAINS = ("kueue.x-k8s.io",)

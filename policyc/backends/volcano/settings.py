@@ -13,6 +13,9 @@ TITLE = "Volcano"
 WORKLOAD_KINDS = ("VolcanoJob", "Job", "Deployment", "PyTorchJob")
 """batch/v1 Jobs and Deployments join through their pods' schedulerName and queue annotation."""
 DEFAULT_KINDS = {"training": "VolcanoJob", "inference": "Deployment"}
+GANG_KINDS = ("VolcanoJob", "PyTorchJob")
+"""The kinds whose template carries a gang minimum (`minMember`): a Volcano Job's minAvailable, a PyTorchJob's
+schedulingPolicy.minAvailable. A batch Job's and a Deployment's pods are placed one by one."""
 NAMESPACES = ("volcano-system", "volcano-monitoring")
 """Where its components run: no tenant may own them."""
 LABEL_DOMAINS = ("volcano.sh",)
