@@ -189,7 +189,8 @@ def rules(c: Contract) -> list[Rule]:
         ),
         Rule(
             "node-name",
-            f"tenant {t}: spec.nodeName skips the scheduler, and with it the NoSchedule taints it checks (rule node-name)",
+            f"tenant {t}: spec.nodeName skips the scheduler, and with it the NoSchedule taints it checks "
+            "(rule node-name)",
             "request.operation != 'CREATE' || variables.pods.all(p, !has(p.spec.nodeName) || p.spec.nodeName == '')",
             lambda s: s.operation != "CREATE" or not any(p.get("spec", {}).get("nodeName") for p in s.pods),
         ),

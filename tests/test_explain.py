@@ -224,7 +224,9 @@ spec:
   schedulerName: volcano
   containers: [{name: c, image: busybox, resources: {limits: {nvidia.com/gpu: 1}}}]
 """
-NODE_NAME_WARNING = "  - tenant team-a: spec.nodeName skips the scheduler, and with it the NoSchedule taints it checks (rule node-name)"
+NODE_NAME_WARNING = (
+    "  - tenant team-a: spec.nodeName skips the scheduler, and with it the NoSchedule taints it checks (rule node-name)"
+)
 
 
 def _pinned(tmp_path, node: str, text: str = PINNED) -> str:
@@ -357,7 +359,8 @@ def test_a_deployment_whose_template_names_a_node_is_warned_about_and_its_pods_g
     assert result.stdout.splitlines() == [
         "Deployment ai-team-b/chat-serving (tenant team-b, admission mode warn)",
         "admission: admitted with warnings",
-        "  - tenant team-b: spec.nodeName skips the scheduler, and with it the NoSchedule taints it checks (rule node-name)",
+        "  - tenant team-b: spec.nodeName skips the scheduler, and with it the NoSchedule taints it checks "
+        "(rule node-name)",
         "placement:",
         "  pod -> l4-serve, node l4-007 (spec.nodeName, no scheduler): admitted by its kubelet",
     ]
