@@ -1,6 +1,8 @@
 """The CEL judge of the tests (tests/cel_check.py) against admission policies recorded from a real kube-apiserver
 v1.36: every `compile` case of the CEL vectors gets the server's verdict, and for a refusal the same refused
-fields, the same error positions and, for the errors of the homogeneous-literal rule, the server's words.
+fields, the same error positions and, for the errors of the homogeneous-literal rule, the server's words; every
+`mutate` case's pod, admitted through its policy as the server does (tests/mutating_admission.py), gets the
+server's verdict and exactly the recorded fields, or for a refusal the server's reason.
 
 The vectors are every ``*.json`` in ``../shared/testdata/cel-vectors`` beside the repository (or under
 ``$POLICYC_SHARED``), or in the directory named by ``POLICYC_CEL_VECTORS``; its README describes the format.
