@@ -10,8 +10,9 @@ that is added here, over the checked AST that cel-expr-python serialises (a `cel
   mismatch, a map every one; literals within a `format()` call are exempt. The checker itself types a mixed
   literal as dyn-valued (cel-expr-python does too), which is why the server's messages read `map(string, dyn)`;
 - the type each expression must have (`must evaluate to bool but got dyn`): bool for validations and match
-  conditions, string for messageExpression, list(JSONPatch) for a JSON patch, Object for an apply configuration;
-  any type for a variable, whose type is then that of `variables.<name>` for the expressions after it;
+  conditions, string for messageExpression, string or null for an audit annotation, list(JSONPatch) for a JSON
+  patch, Object for an apply configuration; any type for a variable, whose type is then that of
+  `variables.<name>` for the expressions after it;
 - the admission environment: `object`, `oldObject` (and `params` with a paramKind) dyn, `request` a
   kubernetes.AdmissionRequest and `namespaceObject` a kubernetes.Namespace (the fields the API server declares),
   the strings extension (version 2) and optionals; in mutating policies the JSONPatch type (op, path, from:
@@ -621,12 +622,13 @@ def _location(offset: int, source: str) -> tuple[int, int]:
 
 # --- policies -----------------------------------------------------------------------------------------------
 
-ANY = "*"
+ANY = ()
+"""The types a variable may have: any."""
 _VALIDATING = "ValidatingAdmissionPolicy"
 _MUTATING = "MutatingAdmissionPolicy"
 _MODELLED = frozenset({"failurePolicy", "matchConstraints", "paramKind", "variables", "matchConditions",
-                       "validations", "mutations", "reinvocationPolicy"})  # fmt: skip
-"""The spec fields of a policy this module knows (auditAnnotations, for one, it does not)."""
+                       "validations", "auditAnnotations", "mutations", "reinvocationPolicy"})  # fmt: skip
+"""The spec fields of a policy this module knows."""
 
 
 @dataclass(frozen=True)
@@ -643,25 +645,31 @@ class Refusal:
 
 
 def expressions(obj: Mapping[str, Any]) -> Iterator[tuple[str, str, str]]:
-    """(field, expression, the type it must have or ANY) of a policy object, in the order the server compiles
-    them: variables first (each may read those before it)."""
+    """(field, expression, the types it may have, ANY for any) of a policy object, in the order the server
+    compiles them: variables first (each may read those before it)."""
     spec = obj["spec"]
     unknown = set(spec) - _MODELLED
     assert obj["kind"] in (_VALIDATING, _MUTATING) and not unknown, f"not modelled: {obj['kind']} {sorted(unknown)}"
     for i, v in enumerate(spec.get("variables") or ()):
         yield f"spec.variables[{i}].expression", v["expression"], ANY
     for i, m in enumerate(spec.get("matchConditions") or ()):
-        yield f"spec.matchConditions[{i}].expression", m["expression"], "bool"
+        yield f"spec.matchConditions[{i}].expression", m["expression"], ("bool",)
     for i, v in enumerate(spec.get("validations") or ()):
-        yield f"spec.validations[{i}].expression", v["expression"], "bool"
+        yield f"spec.validations[{i}].expression", v["expression"], ("bool",)
         if "messageExpression" in v:
-            yield f"spec.validations[{i}].messageExpression", v["messageExpression"], "string"
+            yield f"spec.validations[{i}].messageExpression", v["messageExpression"], ("string",)
+    for i, a in enumerate(spec.get("auditAnnotations") or ()):
+        yield f"spec.auditAnnotations[{i}].valueExpression", a["valueExpression"], ("string", "null")
     for i, m in enumerate(spec.get("mutations") or ()):
         if m["patchType"] == "JSONPatch":
-            yield f"spec.mutations[{i}].jsonPatch.expression", m["jsonPatch"]["expression"], "list(JSONPatch)"
+            yield f"spec.mutations[{i}].jsonPatch.expression", m["jsonPatch"]["expression"], ("list(JSONPatch)",)
         else:
             assert m["patchType"] == "ApplyConfiguration", m["patchType"]
-            yield f"spec.mutations[{i}].applyConfiguration.expression", m["applyConfiguration"]["expression"], "Object"
+            yield (
+                f"spec.mutations[{i}].applyConfiguration.expression",
+                m["applyConfiguration"]["expression"],
+                ("Object",),
+            )
 
 
 @dataclass
@@ -680,14 +688,14 @@ def check_policy(obj: Mapping[str, Any]) -> PolicyCheck:
     names = [v["name"] for v in obj["spec"].get("variables") or ()]
     variables: list[tuple[str, str]] = []
     refusals, compiled = [], {}
-    for field_, expression, must in expressions(obj):
+    for field_, expression, allowed in expressions(obj):
         c = compiled[field_] = compile_expression(expression, Context(kind, params, tuple(variables)))
         if field_.startswith("spec.variables["):
             variables.append((names[len(variables)], c.type or "dyn"))
         if c.type is None:
             refusals.append(Refusal(field_, expression, "compilation failed: " + c.display(), tuple(c.issues)))
-        elif must not in (ANY, c.type):
-            refusals.append(Refusal(field_, expression, f"must evaluate to {must} but got {c.type}"))
+        elif allowed and c.type not in allowed:
+            refusals.append(Refusal(field_, expression, _wrong_type(allowed, c.type)))
     return PolicyCheck(refusals, compiled, Context(kind, params, tuple(variables)))
 
 
@@ -696,7 +704,15 @@ def check_device_selector(expression: str) -> str | None:
     c = compile_expression(expression, Context("device"))
     if c.type is None:
         return "compilation failed: " + c.display()
-    return None if c.type == "bool" else f"must evaluate to bool but got {c.type}"
+    return None if c.type == "bool" else _wrong_type(("bool",), c.type)
+
+
+def _wrong_type(allowed: Sequence[str], found: str) -> str:
+    """The server's words (cel-go's Type.String() spells null `null_type`)."""
+    spelled = [re.sub(r"\bnull\b", "null_type", t) for t in (*allowed, found)]
+    if len(allowed) == 1:
+        return f"must evaluate to {spelled[0]} but got {spelled[-1]}"
+    return f"must evaluate to one of [{' '.join(spelled[:-1])}] but got {spelled[-1]}"
 
 
 # --- evaluation ---------------------------------------------------------------------------------------------
