@@ -5,7 +5,9 @@ ResourceQuota, in the order kube-apiserver runs them.
 2. Mutating LimitRanger: each LimitRange's `Container` defaults fill in what a container does not state
    (`default` -> limits, `defaultRequest` -> requests), recorded in the `kubernetes.io/limit-ranger` annotation.
 3. Mutating Priority: the named class (it must exist) or the global default (the lowest-valued one) gives
-   `priorityClassName`, `priority` and `preemptionPolicy`; an explicit `spec.priority` must agree.
+   `priorityClassName`, `priority` and `preemptionPolicy`; an explicit `spec.priority` must agree. With no class
+   at all, an empty `priorityClassName: ""` is gone from the pod the server returns (an empty string is the
+   field's zero value, which its JSON leaves out).
 4. Pod validation (422 Invalid): a request at most its limit; requests of resources that cannot be overcommitted
    (extended resources such as GPUs, huge pages) need a limit equal to them, and extended resources are whole.
 5. Validating LimitRanger: `min`, `max` and `maxLimitRequestRatio` per container and per pod.
@@ -365,6 +367,8 @@ def _priority(spec: dict, classes: Sequence[Mapping[str, Any]]) -> str | None:
     resolved = decision.resolved
     if resolved.priority_class_name:
         spec["priorityClassName"] = resolved.priority_class_name
+    else:
+        spec.pop("priorityClassName", None)  # "" is the field's zero value, which the server's pod leaves out
     spec["priority"] = resolved.priority
     spec["preemptionPolicy"] = resolved.preemption_policy or PREEMPT_LOWER_PRIORITY
     return None

@@ -39,6 +39,15 @@ def test_of_several_global_defaults_the_lowest_value_applies() -> None:
     assert decision.pod["spec"]["priority"] == 50
 
 
+def test_an_empty_class_name_without_a_default_class_is_left_out() -> None:
+    # The API server's pod has no `priorityClassName` then (Go's omitempty drops the empty string): priority 0
+    # and the default preemption policy, and the field gone.
+    decision = admit_pod(_pod(_container("c"), priorityClassName=""), priority_classes=[_class("hi", 900)])
+    assert decision.pod is not None
+    assert "priorityClassName" not in decision.pod["spec"]
+    assert (decision.pod["spec"]["priority"], decision.pod["spec"]["preemptionPolicy"]) == (0, "PreemptLowerPriority")
+
+
 def test_an_explicit_preemption_policy_must_match_the_class() -> None:
     pod = _pod(_container("c"), priorityClassName="never", preemptionPolicy="PreemptLowerPriority")
     refusal = admit_pod(pod, priority_classes=[_class("never", 10, policy="Never")]).refusal

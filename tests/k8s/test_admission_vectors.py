@@ -7,7 +7,8 @@ read, and its README describes the format. For each case the namespace's LimitRa
 as submitted, the prior pods are admitted one after another (each admitted one adds to quota usage), and the tested
 pod is admitted last. Compared exactly: the stored LimitRanges, the prior pods' verdicts, the quota usage before the
 tested pod, its verdict and HTTP code, and for an admitted pod its containers' resources (as quantities), priority,
-priority class, preemption policy and the LimitRanger annotation. A refusal's message must carry the key phrases of
+priority class, preemption policy (each present exactly where the server's returned pod has it) and the
+LimitRanger annotation. A refusal's message must carry the key phrases of
 its kind of refusal (the README's table); a refusal of a kind this file does not know fails the case.
 """
 
@@ -151,6 +152,9 @@ def test_admission_vector(case: dict | None) -> None:
     pod, expected = decision.pod, case["mutated"]
     assert pod is not None
     spec = pod["spec"]
+    returned = case["mutatedPod"]["spec"]
+    for key in ("priority", "priorityClassName", "preemptionPolicy"):  # present exactly where the server's pod has it
+        assert (key in spec) == (key in returned), key
     assert spec.get("priority") == expected["priority"]
     assert spec.get("priorityClassName") == expected["priorityClassName"]
     assert spec.get("preemptionPolicy") == expected["preemptionPolicy"]
