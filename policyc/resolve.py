@@ -434,7 +434,8 @@ class _Resolver:
             MIG_CONFIG: "set by policyc from gpu.mig",
         }
         for key in pool.labels:
-            owner = "set by policyc" if key.startswith(self.keys.domain + "/") else owners.get(key)
+            under_domain = key.startswith(self.keys.domain + "/")
+            owner = "set by policyc" if under_domain else owners.get(key)
             if owner:
                 self.report(
                     diag(
@@ -442,7 +443,9 @@ class _Resolver:
                         f"label '{key}' is {owner}",
                         self.path("nodePools", i, "labels", key),
                         at_key=True,
-                        hint=f"remove it, or use a key outside '{self.keys.domain}/' for a label of your own",
+                        hint=f"remove it, or use a key outside '{self.keys.domain}/' for a label of your own"
+                        if under_domain
+                        else "remove it",
                     )
                 )
         product_keys = sorted({v.product_label for v in VENDORS.values() if v.product_label})
@@ -454,7 +457,8 @@ class _Resolver:
                         f"taint '{taint.key}' is set by policyc",
                         self.path("nodePools", i, "taints", j, "key"),
                         hint=f"keys under '{self.keys.domain}/' and the product labels ({', '.join(product_keys)}) "
-                        "are policyc's; use another key",
+                        "are policyc's; use a key of your own, here and in the tolerations of the workloads that "
+                        "run on the pool",
                     )
                 )
 
