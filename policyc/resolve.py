@@ -7,6 +7,7 @@ error was reported, so backends never see a half-resolved cluster.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 from collections.abc import Iterable, Sequence
@@ -264,7 +265,8 @@ class _Resolver:
                         "duplicate-name",
                         f"{what} '{item.name}' is already defined",
                         self.path(list_name, i, "name"),
-                        hint="it is first defined on line {line}; names must be unique",
+                        hint="it is first defined on line {line}; names must be unique: rename one of them, or remove "
+                        "the copy",
                         related=first,
                     )
                 )
@@ -296,7 +298,8 @@ class _Resolver:
                             "product-in-two-tiers",
                             f"GPU product '{product}' is in tiers '{owner[product]}' and '{tier.name}'",
                             self.path("gpuTiers", i, "products", j),
-                            hint="a product belongs to exactly one tier",
+                            hint="a product belongs to exactly one tier: remove it here, or from tier "
+                            f"'{owner[product]}'",
                         )
                     )
                 owner.setdefault(product, tier.name)
@@ -333,7 +336,8 @@ class _Resolver:
         nodes = []
         for j, pattern in enumerate(patterns):
             clashes: dict[str, list[str]] = {}
-            for node in expand(pattern):
+            expanded = expand(pattern)
+            for node in expanded:
                 if node in self.node_owner:
                     clashes.setdefault(self.node_owner[node], []).append(node)
                 else:
@@ -345,19 +349,20 @@ class _Resolver:
                     if len(clashing) == 1
                     else (f"{len(clashing)} nodes ({clashing[0]} … {clashing[-1]})")
                 )
-                is_are = "is" if len(clashing) == 1 else "are"
+                is_are, them = ("is", "it") if len(clashing) == 1 else ("are", "them")
                 if other == claimant:
                     what = f"{is_are} listed twice in {other}"
+                    leave_out = (
+                        f"remove '{pattern}'" if len(clashing) == len(expanded) else f"leave {them} out of '{pattern}'"
+                    )
+                    hint = f"list each node once: {leave_out}"
                 else:
                     what = f"of {claimant} {is_are} also in {other}"
-                self.report(
-                    diag(
-                        "node-in-two-pools",
-                        f"{listed} {what}",
-                        (*base, j),
-                        hint="a node belongs to exactly one pool, and control-plane nodes to none",
+                    hint = (
+                        "a node belongs to exactly one pool, and control-plane nodes to none: "
+                        f"leave {them} out of '{pattern}' here, or out of the nodes of {other}"
                     )
-                )
+                self.report(diag("node-in-two-pools", f"{listed} {what}", (*base, j), hint=hint))
         return nodes
 
     def pools(self, product_tier: dict[str, str]) -> list[ir.Pool]:
@@ -538,12 +543,26 @@ class _Resolver:
             **common,
         )
 
+    @functools.cached_property
+    def mig_strategy(self) -> str | None:
+        """The cluster's one MIG strategy (the GPU Operator's mig.strategy): the pools' own where they agree, else
+        single if every MIG pool's cards take one profile, else mixed (the pools with the other are reported)."""
+        layouts = [p.gpu.mig for p in self.spec.node_pools if p.gpu and p.gpu.mig]
+        strategies = {layout.strategy for layout in layouts}
+        if len(strategies) < 2:
+            return next(iter(strategies), None)
+        return "mixed" if any(len(_mig_profiles(layout)) > 1 for layout in layouts) else "single"
+
     def mig_layout(self, gpu: m.Gpu, i: int) -> mig.Layout:
-        """The pool's MIG layout; card groups that do not take every card of a node are reported."""
+        """The pool's MIG layout under the cluster's strategy; a pool of another strategy, and card groups that do
+        not take every card of a node, are reported."""
         partitions = gpu.mig
         assert partitions is not None
+        strategy = self.mig_strategy or partitions.strategy
+        if partitions.strategy != strategy:
+            self.report_mig_strategy(i, partitions.strategy, strategy)
         if partitions.cards is None:
-            return mig.Layout(partitions.strategy, ((gpu.count, dict(sorted(partitions.devices.items()))),))  # type: ignore[union-attr]
+            return mig.Layout(strategy, ((gpu.count, dict(sorted(partitions.devices.items()))),))  # type: ignore[union-attr]
         counted = sum(group.count for group in partitions.cards)
         if counted != gpu.count:
             self.report(
@@ -555,7 +574,22 @@ class _Resolver:
                 )
             )
         groups = tuple((group.count, dict(sorted(group.devices.items()))) for group in partitions.cards)
-        return mig.Layout(partitions.strategy, groups, per_card=True)
+        return mig.Layout(strategy, groups, per_card=True)
+
+    def report_mig_strategy(self, i: int, stated: str, strategy: str) -> None:
+        mig_pools = [p for p in self.spec.node_pools if p.gpu and p.gpu.mig]
+        example = next(p.name for p in mig_pools if p.gpu.mig.strategy == strategy)  # type: ignore[union-attr]
+        several = next((p.name for p in mig_pools if len(_mig_profiles(p.gpu.mig)) > 1), None)  # type: ignore[union-attr, arg-type]
+        why = f"pool '{several}' has several profiles" if several else "every MIG pool's cards take one profile"
+        self.report(
+            diag(
+                "mig-strategies-differ",
+                f"pool '{self.spec.node_pools[i].name}' uses the MIG strategy {stated} and pool '{example}' "
+                f"{strategy}: the GPU Operator has one mig.strategy for the cluster",
+                self.path("nodePools", i, "gpu", "mig", "strategy"),
+                hint=f"use strategy: {strategy} ({why})",
+            )
+        )
 
     def nvidia_only(
         self, gpu: m.Gpu, vendor: accelerators.Vendor, i: int
@@ -586,6 +620,7 @@ class _Resolver:
             ("mig", pool.gpu.mig is not None, "partitions its cards with MIG, and the tier claims whole cards"),
             ("sharing", pool.gpu.sharing is not None, "shares its cards, and the tier claims whole cards"),
         )
+        elsewhere = f"put the pool's product in a tier without dra (or remove dra from tier '{tier}')"
         for field, wrong, why in given:
             if wrong:
                 self.report(
@@ -593,7 +628,8 @@ class _Resolver:
                         "dra-unsupported",
                         f"pool '{pool.name}' of DRA tier '{tier}' {why}",
                         self.path("nodePools", i, "gpu", field),
-                        hint=f"remove gpu.{field}, or put the pool's product in a tier without dra",
+                        # the vendor is the hardware's: only the tier can change
+                        hint=elsewhere if field == "vendor" else f"remove gpu.{field}, or {elsewhere}",
                     )
                 )
         return None, None
@@ -692,7 +728,8 @@ class _Resolver:
                             "namespace-in-two-tenants",
                             f"namespace '{ns}' is {what}",
                             self.path("tenants", i, "namespaces", j),
-                            hint="a namespace belongs to exactly one tenant",
+                            hint="a namespace belongs to exactly one tenant: remove it here"
+                            + ("" if other == tenant.name else f", or from tenant '{other}'"),
                         )
                     )
                 ns_owner.setdefault(ns, tenant.name)
@@ -719,7 +756,9 @@ class _Resolver:
                         f"queue parent '{tenant.queue.parent}' of tenant '{tenant.name}' is "
                         + ("the tenant itself" if tenant.queue.parent == tenant.name else "not a tenant"),
                         self.path("tenants", i, "queue", "parent"),
-                        hint=did_you_mean(tenant.queue.parent, names - {tenant.name}),
+                        hint=did_you_mean(tenant.queue.parent, names - {tenant.name})
+                        or "remove parent (a queue without one is a child of the root queue)"
+                        + ("" if tenant.queue.parent == tenant.name else f", or define tenant '{tenant.queue.parent}'"),
                     )
                 )
             out[tenant.name] = ir.Tenant(
@@ -1172,3 +1211,9 @@ def _alert_thresholds(policy: m.AlertThresholds, pool: m.PoolAlertThresholds | N
         xid_errors=merged["xid_errors"],
         ecc_or_remap=merged["ecc_or_remap"],
     )
+
+
+def _mig_profiles(layout: m.GpuMig) -> set[str]:
+    """The MIG profiles a pool's layout cuts its cards into."""
+    groups = [layout.devices] if layout.cards is None else [group.devices for group in layout.cards]
+    return {profile for devices in groups if devices for profile in devices}

@@ -66,7 +66,8 @@ def user_priority(value: int) -> int:
         raise policy_error(
             "priority-value-out-of-range",
             f"{value:,} is above the highest a user class may have ({HIGHEST_USER_DEFINABLE_PRIORITY:,})",
-            "values above 10^9 are reserved for system-cluster-critical and system-node-critical",
+            f"write at most {HIGHEST_USER_DEFINABLE_PRIORITY}: values above 10^9 are reserved for "
+            "system-cluster-critical and system-node-critical",
         )
     return value
 
