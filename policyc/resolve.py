@@ -544,14 +544,18 @@ class _Resolver:
         )
 
     @functools.cached_property
+    def mig_layouts(self) -> list[tuple[str, m.GpuMig]]:
+        """(pool, its MIG layout as written) for the NVIDIA pools that partition their cards."""
+        return [(p.name, p.gpu.mig) for p in self.spec.node_pools if p.gpu and p.gpu.mig and p.gpu.vendor == "nvidia"]
+
+    @functools.cached_property
     def mig_strategy(self) -> str | None:
         """The cluster's one MIG strategy (the GPU Operator's mig.strategy): the pools' own where they agree, else
         single if every MIG pool's cards take one profile, else mixed (the pools with the other are reported)."""
-        layouts = [p.gpu.mig for p in self.spec.node_pools if p.gpu and p.gpu.mig]
-        strategies = {layout.strategy for layout in layouts}
+        strategies = {layout.strategy for _, layout in self.mig_layouts}
         if len(strategies) < 2:
             return next(iter(strategies), None)
-        return "mixed" if any(len(_mig_profiles(layout)) > 1 for layout in layouts) else "single"
+        return "mixed" if any(len(_mig_profiles(layout)) > 1 for _, layout in self.mig_layouts) else "single"
 
     def mig_layout(self, gpu: m.Gpu, i: int) -> mig.Layout:
         """The pool's MIG layout under the cluster's strategy; a pool of another strategy, and card groups that do
@@ -577,9 +581,8 @@ class _Resolver:
         return mig.Layout(strategy, groups, per_card=True)
 
     def report_mig_strategy(self, i: int, stated: str, strategy: str) -> None:
-        mig_pools = [p for p in self.spec.node_pools if p.gpu and p.gpu.mig]
-        example = next(p.name for p in mig_pools if p.gpu.mig.strategy == strategy)  # type: ignore[union-attr]
-        several = next((p.name for p in mig_pools if len(_mig_profiles(p.gpu.mig)) > 1), None)  # type: ignore[union-attr, arg-type]
+        example = next(name for name, layout in self.mig_layouts if layout.strategy == strategy)
+        several = next((name for name, layout in self.mig_layouts if len(_mig_profiles(layout)) > 1), None)
         why = f"pool '{several}' has several profiles" if several else "every MIG pool's cards take one profile"
         self.report(
             diag(
