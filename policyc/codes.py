@@ -190,7 +190,7 @@ _RULES: tuple[Rule, ...] = (
         "PC425",
         "pod-larger-than-nodes",
         Severity.ERROR,
-        "A workload's pod asks for more cpu or memory than the nodes of any pool it can use have.",
+        "A workload's pod asks for more cpu, memory or RDMA devices than the nodes of any pool it can use have.",
     ),
     Rule(
         "PC426",

@@ -470,6 +470,13 @@ class Cluster:
         usual = resource == self.gpu_resource or self.accelerators == (resource,) or dra.is_devices_key(resource)
         return "gpu" if usual else resource
 
+    def tenant_key(self, tenant: str, resource: str) -> str:
+        """How `tenant`'s quota and queue name `resource`: as `policy_key`, but never 'gpu' where that is ambiguous
+        for the tenant (its workloads use tiers of several accelerators)."""
+        used = {w.tier.resource for w in self.workloads if w.tenant == tenant and w.tier.resource}
+        key = self.policy_key(resource)
+        return resource if key == "gpu" and len(used) > 1 else key
+
     @property
     def control_plane_taint(self) -> Taint:
         return Taint(self.keys.control_plane, "", "NoSchedule")

@@ -72,22 +72,28 @@ def model_without_mig(product: str) -> str | None:
     return found.group("model") if found else None
 
 
-def problems(c: Card, devices: Mapping[str, int]) -> list[str]:
-    """Why `devices` (profile -> count on each card) does not fit on card `c` (empty when it does)."""
+def problems(c: Card, devices: Mapping[str, int]) -> list[tuple[str, str]]:
+    """Why `devices` (profile -> count on each card) does not fit on card `c`, each with what to write instead (empty
+    when it fits)."""
     out = []
     for profile, count in devices.items():
         if profile not in c.profiles:
-            out.append(f"the {c.name} has no profile {profile} (it has {', '.join(c.profiles)})")
+            out.append((f"the {c.name} has no profile {profile}", f"use one of its profiles: {', '.join(c.profiles)}"))
         elif count > c.profiles[profile][2]:
-            out.append(f"the {c.name} holds at most {c.profiles[profile][2]} {profile}, not {count}")
+            most = c.profiles[profile][2]
+            out.append(
+                (f"the {c.name} holds at most {most} {profile}, not {count}", f"write {profile}: {most} or less")
+            )
     if out:
         return out
     compute = sum(c.profiles[p][0] * n for p, n in devices.items())
     memory = sum(c.profiles[p][1] * n for p, n in devices.items())
+    sizes = ", ".join(f"{p} {c.profiles[p][0]} and {c.profiles[p][1]}" for p in devices)
+    fewer = f"take devices out until they fit (compute and memory slices each: {sizes})"
     if compute > c.compute:
-        out.append(f"they take {compute} compute slices of the {c.name}'s {c.compute}")
+        out.append((f"they take {compute} compute slices of the {c.name}'s {c.compute}", fewer))
     if memory > c.memory:
-        out.append(f"they take {memory} memory slices of the {c.name}'s {c.memory}")
+        out.append((f"they take {memory} memory slices of the {c.name}'s {c.memory}", fewer))
     return out
 
 

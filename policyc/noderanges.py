@@ -18,6 +18,8 @@ MAX_NODES = 100_000
 """Most nodes one policy may hold, over all its patterns."""
 
 _RANGE = re.compile(r"\[(\d+)-(\d+)\]")
+_OTHER_RANGE = re.compile(r"\[\s*(\d+)\s*(?:\.\.\.?|:|_|,|to|\u2013|\u2014)\s*(\d+)\s*\]")
+"""A range written with another separator than '-': [1..4], [1:4], [1 to 4], [1 (en dash) 4]."""
 
 
 class NodeRangeError(ValueError):
@@ -32,10 +34,7 @@ def _parse(pattern: str) -> tuple[list[str], list[tuple[int, int, int]]]:
     literals, bounds = parts[0::3], list(zip(parts[1::3], parts[2::3], strict=True))
     for literal in literals:
         if "[" in literal or "]" in literal:
-            raise NodeRangeError(
-                f"'{pattern}' has a malformed range",
-                hint="write ranges as [START-END] with decimal bounds, e.g. gpu-[01-16]",
-            )
+            raise NodeRangeError(f"'{pattern}' has a malformed range", hint=_range_hint(pattern))
     ranges = []
     total = 1
     for lo, hi in bounds:
@@ -61,6 +60,27 @@ def _parse(pattern: str) -> tuple[list[str], list[tuple[int, int, int]]]:
     return literals, ranges
 
 
+def _range_hint(pattern: str) -> str:
+    usual = "write ranges as [START-END] with decimal bounds, e.g. gpu-[01-16]"
+    fixed = _OTHER_RANGE.sub(r"[\1-\2]", pattern)
+    return f"did you mean '{fixed}'? ({usual})" if fixed != pattern and _is_valid(fixed) else usual
+
+
+def _name_hint(pattern: str) -> str | None:
+    """The pattern with the parts outside its ranges as node names have them: lower case, other characters as '-'."""
+    pieces = re.split(r"(\[\d+-\d+\])", pattern)
+    fixed = "".join(p if i % 2 else re.sub(r"[^a-z0-9.-]+", "-", p.lower()) for i, p in enumerate(pieces)).strip("-.")
+    return f"did you mean '{fixed}'?" if fixed != pattern and _is_valid(fixed) else None
+
+
+def _is_valid(pattern: str) -> bool:
+    try:
+        check(pattern)
+    except NodeRangeError:
+        return False
+    return True
+
+
 def _name(literals: list[str], numbers: tuple[str, ...]) -> str:
     name = literals[0]
     for number, literal in zip(numbers, literals[1:], strict=True):
@@ -68,26 +88,26 @@ def _name(literals: list[str], numbers: tuple[str, ...]) -> str:
     return name
 
 
-def _check_names(literals: list[str], ranges: list[tuple[int, int, int]]) -> None:
+def _check_names(pattern: str, literals: list[str], ranges: list[tuple[int, int, int]]) -> None:
     """Names of one pattern differ only in digits, so the first and the last (the longest) decide validity."""
     first = _name(literals, tuple(str(start).zfill(width) for start, _, width in ranges))
     last = _name(literals, tuple(str(end).zfill(width) for _, end, width in ranges))
     for name in dict.fromkeys((first, last)):
         problems = names.is_dns1123_subdomain(name)
         if problems:
-            raise NodeRangeError(f"node name '{name}' is invalid: {'; '.join(problems)}")
+            raise NodeRangeError(f"node name '{name}' is invalid: {'; '.join(problems)}", _name_hint(pattern))
 
 
 def check(pattern: str) -> int:
     """Validate a pattern without expanding it; returns how many nodes it stands for. Raises `NodeRangeError`."""
     literals, ranges = _parse(pattern)
-    _check_names(literals, ranges)
+    _check_names(pattern, literals, ranges)
     return math.prod(end - start + 1 for start, end, _ in ranges)
 
 
 def expand(pattern: str) -> list[str]:
     """The node names a pattern stands for, in order; raises `NodeRangeError`."""
     literals, ranges = _parse(pattern)
-    _check_names(literals, ranges)
+    _check_names(pattern, literals, ranges)
     numbers = [[str(n).zfill(width) for n in range(start, end + 1)] for start, end, width in ranges]
     return [_name(literals, combo) for combo in itertools.product(*numbers)]

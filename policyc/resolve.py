@@ -7,6 +7,7 @@ error was reported, so backends never see a half-resolved cluster.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 from collections.abc import Iterable, Sequence
@@ -260,7 +261,8 @@ class _Resolver:
                         "duplicate-name",
                         f"{what} '{item.name}' is already defined",
                         self.path(list_name, i, "name"),
-                        hint="it is first defined on line {line}; names must be unique",
+                        hint="it is first defined on line {line}; names must be unique: rename one of them, or remove "
+                        "the copy",
                         related=first,
                     )
                 )
@@ -292,7 +294,8 @@ class _Resolver:
                             "product-in-two-tiers",
                             f"GPU product '{product}' is in tiers '{owner[product]}' and '{tier.name}'",
                             self.path("gpuTiers", i, "products", j),
-                            hint="a product belongs to exactly one tier",
+                            hint="a product belongs to exactly one tier: remove it here, or from tier "
+                            f"'{owner[product]}'",
                         )
                     )
                 owner.setdefault(product, tier.name)
@@ -329,7 +332,8 @@ class _Resolver:
         nodes = []
         for j, pattern in enumerate(patterns):
             clashes: dict[str, list[str]] = {}
-            for node in expand(pattern):
+            expanded = expand(pattern)
+            for node in expanded:
                 if node in self.node_owner:
                     clashes.setdefault(self.node_owner[node], []).append(node)
                 else:
@@ -341,19 +345,20 @@ class _Resolver:
                     if len(clashing) == 1
                     else (f"{len(clashing)} nodes ({clashing[0]} … {clashing[-1]})")
                 )
-                is_are = "is" if len(clashing) == 1 else "are"
+                is_are, them = ("is", "it") if len(clashing) == 1 else ("are", "them")
                 if other == claimant:
                     what = f"{is_are} listed twice in {other}"
+                    leave_out = (
+                        f"remove '{pattern}'" if len(clashing) == len(expanded) else f"leave {them} out of '{pattern}'"
+                    )
+                    hint = f"list each node once: {leave_out}"
                 else:
                     what = f"of {claimant} {is_are} also in {other}"
-                self.report(
-                    diag(
-                        "node-in-two-pools",
-                        f"{listed} {what}",
-                        (*base, j),
-                        hint="a node belongs to exactly one pool, and control-plane nodes to none",
+                    hint = (
+                        "a node belongs to exactly one pool, and control-plane nodes to none: "
+                        f"leave {them} out of '{pattern}' here, or out of the nodes of {other}"
                     )
-                )
+                self.report(diag("node-in-two-pools", f"{listed} {what}", (*base, j), hint=hint))
         return nodes
 
     def pools(self, product_tier: dict[str, str]) -> list[ir.Pool]:
@@ -430,7 +435,8 @@ class _Resolver:
             MIG_CONFIG: "set by policyc from gpu.mig",
         }
         for key in pool.labels:
-            owner = "set by policyc" if key.startswith(self.keys.domain + "/") else owners.get(key)
+            under_domain = key.startswith(self.keys.domain + "/")
+            owner = "set by policyc" if under_domain else owners.get(key)
             if owner:
                 self.report(
                     diag(
@@ -438,7 +444,9 @@ class _Resolver:
                         f"label '{key}' is {owner}",
                         self.path("nodePools", i, "labels", key),
                         at_key=True,
-                        hint=f"remove it, or use a key outside '{self.keys.domain}/' for a label of your own",
+                        hint=f"remove it, or use a key outside '{self.keys.domain}/' for a label of your own"
+                        if under_domain
+                        else "remove it",
                     )
                 )
         product_keys = sorted({v.product_label for v in VENDORS.values() if v.product_label})
@@ -450,7 +458,8 @@ class _Resolver:
                         f"taint '{taint.key}' is set by policyc",
                         self.path("nodePools", i, "taints", j, "key"),
                         hint=f"keys under '{self.keys.domain}/' and the product labels ({', '.join(product_keys)}) "
-                        "are policyc's; use another key",
+                        "are policyc's; use a key of your own, here and in the tolerations of the workloads that "
+                        "run on the pool",
                     )
                 )
 
@@ -552,12 +561,30 @@ class _Resolver:
             self.report(diag("vendor-contradicts-product", message, (*at, "product"), hint=hint))
         return vendor
 
+    @functools.cached_property
+    def mig_layouts(self) -> list[tuple[str, m.GpuMig]]:
+        """(pool, its MIG layout as written) for the NVIDIA pools that partition their cards."""
+        return [(p.name, p.gpu.mig) for p in self.spec.node_pools if p.gpu and p.gpu.mig and p.gpu.vendor == "nvidia"]
+
+    @functools.cached_property
+    def mig_strategy(self) -> str | None:
+        """The cluster's one MIG strategy (the GPU Operator's mig.strategy): the pools' own where they agree, else
+        single if every MIG pool's cards take one profile, else mixed (the pools with the other are reported)."""
+        strategies = {layout.strategy for _, layout in self.mig_layouts}
+        if len(strategies) < 2:
+            return next(iter(strategies), None)
+        return "mixed" if any(len(_mig_profiles(layout)) > 1 for _, layout in self.mig_layouts) else "single"
+
     def mig_layout(self, gpu: m.Gpu, i: int) -> mig.Layout:
-        """The pool's MIG layout; card groups that do not take every card of a node are reported."""
+        """The pool's MIG layout under the cluster's strategy; a pool of another strategy, and card groups that do
+        not take every card of a node, are reported."""
         partitions = gpu.mig
         assert partitions is not None
+        strategy = self.mig_strategy or partitions.strategy
+        if partitions.strategy != strategy:
+            self.report_mig_strategy(i, partitions.strategy, strategy)
         if partitions.cards is None:
-            return mig.Layout(partitions.strategy, ((gpu.count, dict(sorted(partitions.devices.items()))),))  # type: ignore[union-attr]
+            return mig.Layout(strategy, ((gpu.count, dict(sorted(partitions.devices.items()))),))  # type: ignore[union-attr]
         counted = sum(group.count for group in partitions.cards)
         if counted != gpu.count:
             self.report(
@@ -569,7 +596,21 @@ class _Resolver:
                 )
             )
         groups = tuple((group.count, dict(sorted(group.devices.items()))) for group in partitions.cards)
-        return mig.Layout(partitions.strategy, groups, per_card=True)
+        return mig.Layout(strategy, groups, per_card=True)
+
+    def report_mig_strategy(self, i: int, stated: str, strategy: str) -> None:
+        example = next(name for name, layout in self.mig_layouts if layout.strategy == strategy)
+        several = next((name for name, layout in self.mig_layouts if len(_mig_profiles(layout)) > 1), None)
+        why = f"pool '{several}' has several profiles" if several else "every MIG pool's cards take one profile"
+        self.report(
+            diag(
+                "mig-strategies-differ",
+                f"pool '{self.spec.node_pools[i].name}' uses the MIG strategy {stated} and pool '{example}' "
+                f"{strategy}: the GPU Operator has one mig.strategy for the cluster",
+                self.path("nodePools", i, "gpu", "mig", "strategy"),
+                hint=f"use strategy: {strategy} ({why})",
+            )
+        )
 
     def nvidia_only(
         self, gpu: m.Gpu, vendor: accelerators.Vendor, i: int
@@ -600,6 +641,7 @@ class _Resolver:
             ("mig", pool.gpu.mig is not None, "partitions its cards with MIG, and the tier claims whole cards"),
             ("sharing", pool.gpu.sharing is not None, "shares its cards, and the tier claims whole cards"),
         )
+        elsewhere = f"put the pool's product in a tier without dra (or remove dra from tier '{tier}')"
         for field, wrong, why in given:
             if wrong:
                 self.report(
@@ -607,7 +649,8 @@ class _Resolver:
                         "dra-unsupported",
                         f"pool '{pool.name}' of DRA tier '{tier}' {why}",
                         self.path("nodePools", i, "gpu", field),
-                        hint=f"remove gpu.{field}, or put the pool's product in a tier without dra",
+                        # the vendor is the hardware's: only the tier can change
+                        hint=elsewhere if field == "vendor" else f"remove gpu.{field}, or {elsewhere}",
                     )
                 )
         return None, None
@@ -705,7 +748,8 @@ class _Resolver:
                             "namespace-in-two-tenants",
                             f"namespace '{ns}' is {what}",
                             self.path("tenants", i, "namespaces", j),
-                            hint="a namespace belongs to exactly one tenant",
+                            hint="a namespace belongs to exactly one tenant: remove it here"
+                            + ("" if other == tenant.name else f", or from tenant '{other}'"),
                         )
                     )
                 ns_owner.setdefault(ns, tenant.name)
@@ -732,7 +776,9 @@ class _Resolver:
                         f"queue parent '{tenant.queue.parent}' of tenant '{tenant.name}' is "
                         + ("the tenant itself" if tenant.queue.parent == tenant.name else "not a tenant"),
                         self.path("tenants", i, "queue", "parent"),
-                        hint=did_you_mean(tenant.queue.parent, names - {tenant.name}),
+                        hint=did_you_mean(tenant.queue.parent, names - {tenant.name})
+                        or "remove parent (a queue without one is a child of the root queue)"
+                        + ("" if tenant.queue.parent == tenant.name else f", or define tenant '{tenant.queue.parent}'"),
                     )
                 )
             out[tenant.name] = ir.Tenant(
@@ -1185,3 +1231,9 @@ def _alert_thresholds(policy: m.AlertThresholds, pool: m.PoolAlertThresholds | N
         xid_errors=merged["xid_errors"],
         ecc_or_remap=merged["ecc_or_remap"],
     )
+
+
+def _mig_profiles(layout: m.GpuMig) -> set[str]:
+    """The MIG profiles a pool's layout cuts its cards into."""
+    groups = [layout.devices] if layout.cards is None else [group.devices for group in layout.cards]
+    return {profile for devices in groups if devices for profile in devices}

@@ -114,6 +114,23 @@ def test_the_single_strategy_takes_one_profile_and_the_cluster_one_strategy() ->
     assert ("PC445", ("spec", "nodePools", 1, "gpu", "mig", "strategy")) in _errors(text)
 
 
+def test_pools_of_two_strategies_are_told_the_one_that_serves_every_layout() -> None:
+    # a100-whole cut into 3g.40gb + 4g.40gb cards: two profiles a card, which only mixed advertises apart; so the
+    # single pool (a100-mig, the default strategy) is the one told to change, and the rest is checked as under
+    # mixed: the tenant's guarantee must then count small-model's 1g.10gb devices (PC453), as after the fix
+    mixed = "mig: {strategy: mixed, devices: {3g.40gb: 1, 4g.40gb: 1}}"
+    text = POLICY.replace(
+        "      gpu: {product: NVIDIA-A100-SXM4-80GB, count: 8}\n",
+        f"      gpu: {{product: NVIDIA-A100-SXM4-80GB, count: 8, {mixed}}}\n",
+    )
+    errors = _compile(text).report.errors
+    assert [(d.code, d.path) for d in errors] == [
+        ("PC445", ("spec", "nodePools", 0, "gpu", "mig", "strategy")),
+        ("PC453", ("spec", "tenants", 0, "queue", "guarantee")),
+    ]
+    assert errors[0].hint == "use strategy: mixed (pool 'a100-whole' has several profiles)"
+
+
 def test_unknown_cards_and_profiles_no_pool_offers_are_located() -> None:
     text = POLICY.replace("NVIDIA-A100-SXM4-80GB", "NVIDIA-B200")  # MIG, with profiles policyc's table lacks
     assert ("PC444", ("spec", "nodePools", 0, "gpu", "mig", "devices")) in _errors(text)

@@ -190,7 +190,8 @@ def _overcommit(cluster: Cluster, total: dict[str, Quantity]) -> Iterator[Diagno
                 f"namespace quotas allow {allowed} {dra.quota_key(resource)} in total, "
                 f"{ratio:.2f}x the cluster's {available}",
                 ("spec", "tenants"),
-                hint="fine if intended (not every tenant peaks at once); queues, not quotas, then decide who waits",
+                hint="fine if intended (not every tenant peaks at once): queues, not quotas, then decide who waits; "
+                f"if not, lower the tenants' quotas to {available} in all (a tenant's quota counts once per namespace)",
             )
 
 

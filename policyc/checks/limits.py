@@ -158,7 +158,8 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
                         "limit-range-inconsistent",
                         f"{where(path)} is {amount}, above {high_name} ({high[resource]})",
                         path,
-                        hint=f"Kubernetes requires {' <= '.join(name for name, _ in chain)}",
+                        hint=f"Kubernetes requires {' <= '.join(name for name, _ in chain)}: lower it to at most "
+                        f"{high[resource]}, or raise {high_name} to at least {amount}",
                     )
 
 

@@ -1,6 +1,6 @@
-"""MIG layouts: each must fit the pool's card (`policyc.mig`), the single strategy needs one profile per card, the
-cluster has one strategy (the GPU Operator's `mig.strategy`), a workload's MIG profile is some pool's, and under the
-mixed strategy tenants count MIG devices where they count GPUs."""
+"""MIG layouts: each must fit the pool's card (`policyc.mig`), the single strategy needs one profile per card, a
+workload's MIG profile is some pool's, and under the mixed strategy tenants count MIG devices where they count GPUs.
+(The cluster's one strategy, the GPU Operator's `mig.strategy`, is checked as the pools are resolved.)"""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from policyc.ir import Cluster
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:
-    first = None
     for p in cluster.pools:
         if p.mig is None:
             continue
@@ -35,21 +34,16 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
         else:
             for g, (_, devices) in enumerate(layout.cards):
                 where = (*at, "cards", g, "devices") if layout.per_card else (*at, "devices")
-                for problem in mig.problems(card, devices):
+                for problem, fix in mig.problems(card, devices):
                     yield diag("mig-layout-invalid", f"pool '{p.name}': MIG devices {_layout(devices)} do not fit "
                                f"one card: {problem}", where,
-                               hint="see NVIDIA's MIG user guide, 'Supported MIG Profiles', for the card")  # fmt: skip
+                               hint=f"{fix} (NVIDIA's MIG user guide, 'Supported MIG Profiles', lists the card's "
+                               "layouts)")  # fmt: skip
         if layout.strategy == "single" and len(layout.per_node) > 1:
             yield diag("mig-layout-invalid", f"pool '{p.name}': the single strategy advertises every MIG device as "
                        f"one GPU resource, so its cards take one profile, not {len(layout.per_node)}",
                        (*at, "cards" if layout.per_card else "devices"),
                        hint="keep one profile, or use strategy: mixed")  # fmt: skip
-        if first is None:
-            first = p
-        elif layout.strategy != first.mig.strategy:  # type: ignore[union-attr]  # first has a layout
-            yield diag("mig-strategies-differ", f"pool '{p.name}' uses the MIG strategy {layout.strategy} and pool "
-                       f"'{first.name}' {first.mig.strategy}: the GPU Operator has one mig.strategy for the cluster",  # type: ignore[union-attr]
-                       (*at, "strategy"), hint=f"use strategy: {first.mig.strategy}")  # type: ignore[union-attr]  # fmt: skip
 
     yield from _profiles_offered(cluster)
     yield from _mixed_devices_counted(cluster)
@@ -61,11 +55,13 @@ def _profiles_offered(cluster: Cluster) -> Iterator[Diagnostic]:
     for w in cluster.workloads:
         if w.mig_profile is None:
             continue
-        if not any(p.tier == w.tier.name and p.mig and w.mig_profile in p.mig.per_node for p in cluster.pools):
+        offered = sorted({m for p in cluster.pools if p.tier == w.tier.name and p.mig for m in p.mig.per_node})
+        if w.mig_profile not in offered:
+            other = f"use a profile its pools have ({', '.join(offered)}), " if offered else ""
             yield diag("mig-profile-without-pool", f"workload '{w.name}' asks for MIG {w.mig_profile} devices, and no "
                        f"pool of tier '{w.tier.name}' has them", (*w.path, "migProfile"),
-                       hint=f"partition a pool of the tier with gpu.mig.devices including {w.mig_profile}, or remove "
-                       "migProfile")  # fmt: skip
+                       hint=f"{other}partition a pool of the tier with gpu.mig.devices including {w.mig_profile}, or "
+                       "remove migProfile")  # fmt: skip
 
 
 def _mixed_devices_counted(cluster: Cluster) -> Iterator[Diagnostic]:
@@ -81,6 +77,10 @@ def _mixed_devices_counted(cluster: Cluster) -> Iterator[Diagnostic]:
         if w.mig_profile is not None:
             key = (w.tenant, mig.resource(w.mig_profile))
             asked[key] = asked.get(key, 0) + w.gpus * w.most_pods
+    held: dict[str, int] = {}
+    for p in cluster.kubernetes_pools:
+        for resource, per_node in (p.mig.resources if p.mig else {}).items():
+            held[resource] = held.get(resource, 0) + per_node * len(p.nodes)
     tenants = {t.name: t for t in cluster.tenants}
     for (name, resource), devices in sorted(asked.items()):
         t = tenants[name]
@@ -90,10 +90,17 @@ def _mixed_devices_counted(cluster: Cluster) -> Iterator[Diagnostic]:
         for field, amounts, verb in places:
             if resource in amounts or not counted.intersection(amounts):
                 continue
+            amount, share = devices, ""
+            everyone = sum(n for (_, r), n in asked.items() if r == resource)
+            if field == ("queue", "guarantee") and everyone > held.get(resource, 0):
+                # the pools cannot guarantee every tenant all it runs: its part of what they hold
+                amount = devices * held.get(resource, 0) // everyone
+                share = (f" (its part of the {held.get(resource, 0)} the pools hold, which the tenants' workloads ask "
+                         f"{everyone} of)")  # fmt: skip
             yield diag("mig-devices-uncounted", f"tenant '{name}' runs {devices} {resource} (MIG devices under the "
                        f"mixed strategy), but its {verb} only its other GPUs: 'gpu' does not count MIG devices",
                        (*t.path, *field),
-                       hint=f"add {resource}: {devices} to tenant '{name}' {'.'.join(field)}")  # fmt: skip
+                       hint=f"add {resource}: {amount} to tenant '{name}' {'.'.join(field)}{share}")  # fmt: skip
 
 
 def _layout(devices: Mapping[str, int]) -> str:

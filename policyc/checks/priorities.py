@@ -42,7 +42,8 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
                     "several-global-defaults",
                     f"priority classes '{first.name}' and '{c.name}' are both globalDefault",
                     (*c.path, "globalDefault"),
-                    hint="at most one priority class may be the default",
+                    hint=f"at most one priority class may be the default: remove globalDefault: true here, or from "
+                    f"'{first.name}'",
                 )
 
 

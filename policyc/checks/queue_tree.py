@@ -60,7 +60,7 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
                 "queue-cycle",
                 f"queue parents form a cycle: {' -> '.join([*cycle, cycle[0]])}",
                 (*t.path, "queue", "parent"),
-                hint="queue parents must form a tree",
+                hint=f"queue parents must form a tree: remove the parent of one of {', '.join(sorted(cycle))}",
             )
             continue
         for resource, cap in t.queue.capability.items():

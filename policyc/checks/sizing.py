@@ -14,6 +14,7 @@ from policyc.contract import (
     devices_per_node,
     pod_resources,
     pods_per_node,
+    rdma_resources,
     reachable_pools,
 )
 from policyc.diagnostics import Diagnostic, diag, listing
@@ -50,6 +51,20 @@ def _pod_too_large(cluster: Cluster, w: Workload, pods: PodResources, pools: Seq
             hint=f"use gpus: {most} or less per pod and more replicas",
         )
         return
+    rdma = rdma_resources(cluster, w)
+    if len(rdma) == 1:
+        offered = [(p, p.allocatable.get(rdma[0], Quantity.from_value(0))) for p in pools]
+        most_rdma = max(amount for _, amount in offered)
+        if pods.requests[rdma[0]] > most_rdma:
+            yield diag(
+                "pod-larger-than-nodes",
+                f"workload '{w.name}' asks for {w.rdma} RDMA devices ({rdma[0]}) per pod, but nodes of the pools it "
+                f"can use offer at most {most_rdma} ({listing([f'{p.name} {amount}' for p, amount in offered])})",
+                (*w.path, "rdma"),
+                hint=f"lower rdma to at most {most_rdma} per pod, or set the pools' rdma.perNode to what their nodes "
+                "offer if it is more",
+            )
+            return
     for resource in ("cpu", "memory"):
         stated = [p.allocatable[resource] for p in pools if resource in p.allocatable]
         asked = pods.requests[resource]
@@ -143,6 +158,7 @@ def _gang_in_queue(
             f"workload '{w.name}' needs {w.most_pods} pods x {use.each} {r} = {use.need} {r} at once, but "
             f"queue {whose} caps {r} at {use.cap}: the scheduler never starts it",
             _pods_at(w),
-            hint=f"raise tenant '{capped.name}' queue.capability.{cluster.policy_key(r)} to at least {use.need}, "
+            hint=f"raise tenant '{capped.name}' queue.capability.{cluster.tenant_key(capped.name, r)} to at least "
+            f"{use.need}, "
             f"or lower {_pods_at(w)[-1]}",
         )

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from policyc.contract import pod_resources, rdma_resources, reachable_pools, usages
 from policyc.diagnostics import Diagnostic, diag, listing
-from policyc.ir import Cluster
+from policyc.ir import RDMA_LABEL, Cluster, Workload
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:
@@ -15,14 +15,7 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
         if w.rdma:
             resources = rdma_resources(cluster, w)
             if not resources and cluster.complete:
-                candidates = [p.name for p in cluster.pools if p.tier == w.tier.name and p.usage in usages(w)]
-                yield diag(
-                    "rdma-without-rdma-pool",
-                    f"workload '{w.name}' asks for {w.rdma} RDMA device{'s' if w.rdma > 1 else ''} per pod, and no "
-                    f"pool it may use has RDMA" + (f" ({listing(candidates)} have none)" if candidates else ""),
-                    (*w.path, "rdma"),
-                    hint="give its pools rdma: {resource: rdma/<name>, perNode: N}, or remove rdma from the workload",
-                )
+                yield _without_rdma_pool(cluster, w)
             elif len(resources) > 1:
                 yield diag(
                     "rdma-resources-differ",
@@ -53,3 +46,31 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
                     (*w.path, "shm"),
                     hint=f"lower shm below {limit}, or raise the workload's memory",
                 )
+
+
+def _without_rdma_pool(cluster: Cluster, w: Workload) -> Diagnostic:
+    """No pool the workload may use advertises an RDMA resource: those with `rdma: true` (a label, no device) are
+    named apart from those without RDMA at all."""
+    candidates = [p for p in cluster.pools if p.tier == w.tier.name and p.usage in usages(w)]
+    flagged = [p.name for p in candidates if p.labels.get(RDMA_LABEL) == "true"]
+    others = [p.name for p in candidates if p.name not in flagged]
+    why = []
+    if flagged:
+        states = "states" if len(flagged) == 1 else "state"
+        why.append(
+            f"{listing(flagged)} {states} rdma: true, which labels the nodes but names no RDMA device to request"
+        )
+    if others:
+        why.append(f"{listing(others)} {'has' if len(others) == 1 else 'have'} none")
+    stanza = "rdma: {resource: rdma/<name>, perNode: <devices per node>}"
+    if flagged:
+        hint = f"on pool {listing(flagged)}, name the RDMA device plugin's resource instead of rdma: true: {stanza}"
+    else:
+        hint = f"give its pools the RDMA device plugin's resource: {stanza}"
+    return diag(
+        "rdma-without-rdma-pool",
+        f"workload '{w.name}' asks for {w.rdma} RDMA device{'s' if w.rdma > 1 else ''} per pod, and no pool it may use "
+        "advertises an RDMA resource" + (f" ({'; '.join(why)})" if why else ""),
+        (*w.path, "rdma"),
+        hint=f"{hint}; or remove rdma from the workload",
+    )

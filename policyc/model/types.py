@@ -66,7 +66,8 @@ def user_priority(value: int) -> int:
         raise policy_error(
             "priority-value-out-of-range",
             f"{value:,} is above the highest a user class may have ({HIGHEST_USER_DEFINABLE_PRIORITY:,})",
-            "values above 10^9 are reserved for system-cluster-critical and system-node-critical",
+            f"write at most {HIGHEST_USER_DEFINABLE_PRIORITY}: values above 10^9 are reserved for "
+            "system-cluster-critical and system-node-critical",
         )
     return value
 
@@ -85,6 +86,20 @@ def _as_dns_subdomain(value: str) -> str:
 def _as_gfd_product(value: str) -> str:
     """GPU Feature Discovery's product label: characters outside [A-Za-z0-9-_. ] dropped, spaces as '-'."""
     return re.sub(r"[^A-Za-z0-9\-_. ]", "", value).strip().replace(" ", "-")
+
+
+def _as_label_value(value: str) -> str:
+    """A label value (or a key's name part) with each run of other characters as '-' ('ml research' -> ml-research)."""
+    return re.sub(r"[^A-Za-z0-9\-_.]+", "-", value).strip("-_.")
+
+
+def _as_label_key(value: str) -> str:
+    """A label key with its prefix as a DNS subdomain and its name as a label value (example.org/team/ml ->
+    example.org/team-ml)."""
+    if "/" not in value:
+        return _as_label_value(value)
+    prefix, name = value.split("/", 1)
+    return f"{_as_dns_subdomain(prefix)}/{_as_label_value(name)}"
 
 
 def _non_empty_label_value(value: str) -> list[str]:
@@ -109,13 +124,17 @@ _MAX_QUANTITY_DIGITS = 19
 """Digits of the integer part beyond which no quantity fits Kubernetes' int64 (about 9.2e18)."""
 
 _BYTE_SUFFIX = re.compile(r"^([0-9.]+)\s*([kKmMgGtTpPeE])(i?)[bB]?$")
+_OTHER_SUFFIX = re.compile(r"^([0-9]+(?:\.[0-9]+)?)\s*[^0-9\s.][^0-9]*$")
 
 
 def _quantity_hint(text: str) -> str | None:
-    """A fix-it for the usual unit mistakes: 40GB, 40gb, 40gi, 8 Gi."""
+    """A fix-it for the usual unit mistakes: 40GB, 40gb, 40gi, 8 Gi; and the number alone for a suffix Kubernetes
+    does not know (12x, 4 cores)."""
     match = _BYTE_SUFFIX.match(text.strip())
     if not match:
-        return None
+        other = _OTHER_SUFFIX.match(text.strip())
+        suffixes = "m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei"
+        return f"did you mean '{other.group(1)}'? (a quantity's suffix is one of {suffixes})" if other else None
     number, prefix, binary = match.groups()
     decimal = "k" if prefix in "kK" else prefix.upper()
     if binary:
@@ -175,13 +194,13 @@ SubdomainName = Annotated[
 LabelKey = Annotated[
     str,
     WithJsonSchema({"type": "string", "pattern": QUALIFIED_NAME, "maxLength": 317}),
-    AfterValidator(_syntax(names.is_qualified_name, "invalid-label-key", "key")),
+    AfterValidator(_syntax(names.is_qualified_name, "invalid-label-key", "key", _as_label_key)),
 ]
 
 LabelValue = Annotated[
     str,
     WithJsonSchema({"type": "string", "pattern": LABEL_VALUE, "maxLength": 63}),
-    AfterValidator(_syntax(names.is_valid_label_value, "invalid-label-value", "value")),
+    AfterValidator(_syntax(names.is_valid_label_value, "invalid-label-value", "value", _as_label_value)),
 ]
 
 _GFD_RENAMED = re.compile(r"(-MIG-[0-9]+g\.[0-9]+gb[a-z.]*)?(-SHARED)?$")

@@ -223,7 +223,7 @@ def _exceeded(cluster: Cluster, w: Workload, tenant: Tenant, use: QuotaUse) -> D
     resource = use.key.removeprefix("requests.").removeprefix("limits.")
     field = use.key.partition(".")[0] if use.key.startswith(("requests.", "limits.")) else "objects"
     field = "requests" if dra.is_devices_key(use.key) else field
-    key = cluster.policy_key(resource) if field != "objects" else use.key
+    key = cluster.tenant_key(tenant.name, resource) if field != "objects" else use.key
     return diag(
         "workload-exceeds-quota",
         f"workload '{w.name}' takes {use.need} {use.key} in namespace '{w.namespace}' with its {use.pods} pods, "

@@ -18,10 +18,12 @@ from typing import Any
 from policyc import dra
 from policyc.artifacts import Artifact
 from policyc.backends.workloads import pod_templates
+from policyc.contract import tolerations
 from policyc.diagnostics import Diagnostic, diag
-from policyc.ir import Cluster, Workload
+from policyc.ir import Cluster, Taint, Workload
 from policyc.k8s.scheduling import (
     NO_EXECUTE,
+    NO_SCHEDULE,
     PreferredTerms,
     RequiredNodeAffinity,
     find_untolerated_taint,
@@ -234,7 +236,7 @@ def prove(cluster: Cluster, artifacts: list[Artifact]) -> list[Diagnostic]:
                             if t.tier == w.tier.name and t.usage in (w.type, "hybrid")]  # fmt: skip
             cells.extend(admitted)
         out.extend(_forbidden(cluster, w, cells, by_target, templates[w.name]))
-        out.extend(_nowhere(w, cells, roles))
+        out.extend(_nowhere(cluster, w, cells, roles))
         out.extend(_prefers_hybrid(w, cells, by_target))
     return out
 
@@ -315,7 +317,7 @@ def _forbidden_hint(cluster: Cluster, w: Workload, rule: str) -> str:
     return f"use placement: strict, or drop {taints}" if w.placement == "preferred" else f"drop {taints}"
 
 
-def _nowhere(w: Workload, cells: list[Cell], roles: list[str]) -> Iterator[Diagnostic]:
+def _nowhere(cluster: Cluster, w: Workload, cells: list[Cell], roles: list[str]) -> Iterator[Diagnostic]:
     """`cells` holds, for a role admitted nowhere, its rejections by the pools of its tier and usage."""
     for role in roles:
         if any(c.admitted for c in cells if c.role == role):
@@ -338,10 +340,34 @@ def _nowhere(w: Workload, cells: list[Cell], roles: list[str]) -> Iterator[Diagn
         for c in own:
             by_reason.setdefault(c.reason or "", []).append(f"'{c.target}'")
         reasons = "; ".join(f"pool{'s' if len(p) > 1 else ''} {', '.join(p)}: {r}" for r, p in by_reason.items())
-        hint = "tolerate the pools' own taints (tolerations), or drop the nodeSelector they do not match"
+        untolerated = _untolerated_taints(cluster, w, {c.target for c in own})
+        if untolerated:
+            add = ", ".join(_toleration_of(t) for t in untolerated)
+            hint = f"tolerate the pools' own taints: add tolerations: [{add}] to the workload"
+        else:
+            hint = "tolerate the pools' own taints (tolerations), or drop the nodeSelector they do not match"
         yield diag(
             "placement-nowhere", f"{pods}template '{w.name}' can land nowhere: {reasons}", (*w.path, "name"), hint=hint
         )
+
+
+def _untolerated_taints(cluster: Cluster, w: Workload, pools: set[str]) -> list[Taint]:
+    """The NoSchedule and NoExecute taints of the policy's own on `pools` that the workload does not tolerate (not
+    the Slurm-only taint, which no workload may tolerate)."""
+    tolerated = tolerations(cluster, w)
+    out: list[Taint] = []
+    for p in cluster.pools:
+        for t in p.taints if p.name in pools else ():
+            blocks = t.effect in (NO_SCHEDULE, NO_EXECUTE) and t.key != cluster.keys.slurm_only
+            if blocks and t not in out and not any(tolerates_taint(x, t.to_dict()) for x in tolerated):
+                out.append(t)
+    return out
+
+
+def _toleration_of(t: Taint) -> str:
+    """The toleration of exactly taint `t`, as a policy writes it."""
+    value = f"operator: Equal, value: {t.value}" if t.value else "operator: Exists"
+    return f"{{key: {t.key}, {value}, effect: {t.effect}}}"
 
 
 def _prefers_hybrid(w: Workload, cells: list[Cell], by_target: dict[str, Target]) -> Iterator[Diagnostic]:

@@ -185,8 +185,9 @@ def _nominal_within_flavors(cluster: Cluster) -> Iterator[Diagnostic]:
                     f"{_pools(f.pools)} ha{'ve' if several else 's'} {available}",
                     (*last.path, "queue", "guarantee", cluster.policy_key(resource)),
                     hint="the pools could hold these guarantees together, but not as policyc fills each queue's "
-                    "flavors (dedicated before hybrid, larger first, tenants by name): lower a guarantee, or add "
-                    f"nodes to {_pools(f.pools)}",
+                    "flavors (dedicated before hybrid, larger first, tenants by name): lower the guarantees of "
+                    f"{listing([t.name for t, _ in shares])} by {total - available} in all, or add nodes to "
+                    f"{_pools(f.pools)}",
                 )
 
 

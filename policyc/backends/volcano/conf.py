@@ -1104,7 +1104,12 @@ def _check_action_names(items: list[tuple[Any, Path]], base: Path) -> list[Findi
                 )
             )
         elif name not in ACTIONS:
-            hint = REMOVED_ACTIONS.get(name) or _did_you_mean(name, ACTIONS) or "actions are " + ", ".join(ACTIONS)
+            hint = (
+                REMOVED_ACTIONS.get(name)
+                or _did_you_mean(name, ACTIONS)
+                or (f"'{name}' is a plugin, not an action: remove it here" if name in PLUGINS else None)
+                or "remove it; actions are " + ", ".join(ACTIONS)
+            )
             out.append(
                 Finding(
                     where,

@@ -104,7 +104,8 @@ def _hierarchy(cluster: Cluster) -> Iterator[Diagnostic]:
                 f"queue '{t.name}' is {len(chain)} levels below root ({' -> '.join(a.name for a in chain)}); "
                 f"Volcano allows {MAX_DEPTH}",
                 (*t.path, "queue", "parent"),
-                hint="flatten the queue tree",
+                hint=f"give it a parent at most {MAX_DEPTH - 1} levels below root, e.g. parent: "
+                f"{chain[len(chain) - MAX_DEPTH + 1].name}, or flatten the queue tree",
             )
 
 
