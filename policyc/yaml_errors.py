@@ -248,7 +248,7 @@ def _missing_colon(text: str, index: int) -> _Found:
     """The line starting at `index` holds no 'key: value' pair."""
     entry = _content(text[index : _line_end(text, index)]).strip()
     glued = re.fullmatch(r"([^\s:]+):(\S.*)", entry)
-    if glued and _value_like(entry):
+    if glued and value_like(entry):
         hint = f"put it after the key it belongs to, quoted: <key>: {_quoted(_clip(entry, 80))}"
         return f"'{_clip(entry)}' stands where a key is expected, and holds no ': '", hint, index
     if glued:
@@ -285,7 +285,7 @@ def _glued_flow_colon(e: _Syntax) -> _Found | None:
     key, _, value = entry.partition(":")
     message = f"'{_clip(entry)}' holds a ':' inside '{{...}}' or '[...]', valid YAML 1.2 that libyaml refuses"
     hint = f"quote it: {_quoted(_clip(entry, 80))}"
-    if not _value_like(entry):
+    if not value_like(entry):
         hint += f"; or, if '{_clip(key)}' is a key, write '{_clip(key)}: {_clip(value)}'"
     return message, hint, e.opened
 
@@ -485,7 +485,7 @@ def _content(line: str) -> str:
     return _COMMENT.sub("", line).rstrip()
 
 
-def _value_like(text: str) -> bool:
+def value_like(text: str) -> bool:
     """A time (7-00:00:00, 12:30) or a URL: a value with ':' in it, not a key glued to its value."""
     return bool(re.match(r"[0-9][0-9-]*:[0-9]|[A-Za-z][A-Za-z0-9+.-]*://", text))
 
