@@ -175,6 +175,19 @@ def test_what_policyc_refuses_on_purpose_is_refused_on_both_readings(monkeypatch
     assert reported(case) == first
 
 
+@pytest.mark.parametrize("policy", sorted((REPO / "policies").glob("*.yaml")), ids=lambda p: p.stem)
+def test_the_second_reading_gives_the_same_data_and_positions(monkeypatch, policy) -> None:
+    first = load_module.load_file(policy)
+    real = load_module._yaml
+    monkeypatch.setattr(
+        load_module, "_yaml", lambda pure_python=False: real(True) if pure_python else _RefusingLibyaml()
+    )
+    second = load_module.load_file(policy)
+    assert second.data == first.data
+    assert second.source_map == first.source_map
+    assert len(first.source_map.values) > 30
+
+
 def test_files_above_the_limit_of_the_second_reading_get_libyaml_error_explained(monkeypatch) -> None:
     monkeypatch.setattr(load_module, "CONFORMING_MAX_CHARS", 10)
     with pytest.raises(PolicyError) as e:
