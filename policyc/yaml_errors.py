@@ -340,7 +340,7 @@ def _misplaced(e: _Syntax) -> _Found | None:
         opener = "[" if char == "]" else "{"
         return f"'{char}' closes nothing: no '{opener}' is open", f"remove it, or add the missing '{opener}'", e.at
     if before.endswith(('"', "'")):
-        return _quote_inside(e.text, start, e.at)
+        return _quote_inside(e.text, start, e.at, before[-1])
     if before.endswith(("]", "}")):
         hint = "remove it, or put it on a line of its own if it is another key"
         return f"text follows the '{before[-1]}' that ends this value", hint, e.at
@@ -364,12 +364,11 @@ def _misplaced(e: _Syntax) -> _Found | None:
     return f"{what} in column {column + 1} is not aligned with anything above it", f"move it to {like}", e.at
 
 
-def _quote_inside(text: str, start: int, at: int) -> _Found:
-    """Text after the closing quote of a value: when the line's value ends with that quote, the quote mark inside it
-    closed it early, and the hint writes the value with that mark escaped."""
+def _quote_inside(text: str, start: int, at: int, quote: str) -> _Found:
+    """Text after the closing `quote` of a value: when the line's value ends with that quote too, a quote mark inside
+    the value closed it early, and the hint writes the value with that mark escaped."""
     _, _, key, value = _shape(text, start)
     value = value.strip()
-    quote = text[text.rfind(value[:1], start, at) : at].rstrip()[-1:] if value else ""
     if key is None or len(value) < 2 or value[0] != quote or value[-1] != quote:
         return "text follows the closing quote of this value", "put the whole value inside the quotes", at
     inner = value[1:-1]
