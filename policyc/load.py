@@ -1,7 +1,9 @@
 """Load a policy file: YAML text to plain data plus a source map of positions.
 
-ruamel.yaml composes the document into a node graph (with libyaml when ruamel.yaml.clib is installed);
-this module builds plain Python data from the nodes itself, so that it can see and report what a
+ruamel.yaml composes the document into a node graph: with libyaml when ruamel.yaml.clib is installed, and, for a
+text libyaml refuses, again with ruamel's own parser, which follows the YAML 1.2 grammar where libyaml does not
+(a plain scalar holding ':' in a flow collection, such as ``{maxTime: 7-00:00:00}``; an anchor defined twice).
+This module builds plain Python data from the nodes itself, so that it can see and report what a
 constructor would hide or choke on: every duplicate key, unsupported tags, non-string keys, alias
 bombs, and too-deep nesting. Scalars resolve by YAML 1.2 rules (``yes``/``on`` are strings, ``0123``
 is the integer 123). Merge keys (``<<``) are supported.
@@ -32,6 +34,10 @@ before they are composed: ruamel.yaml's composer costs about 20 µs and 250 byte
 recurses in C once per level of nesting (``- - - ... x`` 40,000 levels deep on one line crashes the
 process). Short lines bound the nesting of block collections (each level needs a column), and
 `_flow_too_deep` the nesting of flow collections."""
+CONFORMING_MAX_CHARS = _PRESCAN_CHARS
+"""Texts libyaml refuses are read again by ruamel's pure-Python parser up to this size (the 5,000-node policy of
+the benchmark has 222,000 characters): it takes 5 to 10 µs a character, and 20 to 40 µs a value, so that 8 MiB of
+tiny values would take minutes, and a text this long a few seconds at most."""
 _MAX_INT_DIGITS = 4000
 _MAX_INT_BITS = 13_000
 """Integers longer than this are refused, in digits or bits: Python will not print those above 4,300 digits."""
@@ -145,8 +151,6 @@ class _Builder:
         self.diagnostics.append(_located(diag(name, message, hint=hint), *_pos(node)))
 
     def build(self, text: str) -> Document:
-        from ruamel.yaml import YAMLError
-
         too_deep = _flow_too_deep(text)  # libyaml's composer recurses in C: refuse before it overflows
         if too_deep is not None:
             from policyc.yaml_errors import line_column
@@ -156,15 +160,7 @@ class _Builder:
                 f"the document nests deeper than policyc accepts ({MAX_DEPTH} levels)",
                 *line_column(text, too_deep, "\n"),
             )
-        try:
-            if len(text) > _PRESCAN_CHARS or _has_long_line(text):
-                _prescan(text)
-            nodes = [n for n in _yaml().compose_all(text) if n is not None]
-        except YAMLError as e:
-            from policyc.yaml_errors import explain
-
-            message, hint, line, column = explain(e, text)
-            raise PolicyError([_located(diag("yaml-syntax", message, hint=hint), line, column)]) from None
+        nodes = _compose(text)
         if not nodes or (len(nodes) == 1 and nodes[0].tag == _NULL):  # nothing, or only "---"
             raise _fatal("empty-document", "the file holds no policy", hint="start from an example in policies/")
         for extra in nodes[1:]:
@@ -326,8 +322,83 @@ class _Builder:
         self.source_map.rejected.add(path)
 
 
-def _yaml() -> Any:
-    """A ruamel.yaml composer (libyaml when ruamel.yaml.clib is there) resolving scalars by YAML 1.2 rules.
+def _compose(text: str) -> list[Any]:
+    """The documents of `text` as node graphs: libyaml's, or, where it refuses the text, the YAML 1.2 parser's.
+
+    When both refuse it, the error explained is the one further into the text: the parser that got past the other's
+    failure read that part as valid, so the other's error is not the mistake.
+    """
+    from ruamel.yaml import YAMLError
+
+    prescan = len(text) > _PRESCAN_CHARS or _has_long_line(text)
+    try:
+        return _compose_with(_yaml(), text, prescan=prescan)
+    except YAMLError as e:
+        error = e
+    if len(text) <= CONFORMING_MAX_CHARS:
+        try:
+            nodes = _compose_with(_yaml(pure_python=True), text, prescan=prescan)
+        except YAMLError as e:
+            if _error_index(e) > _error_index(error):
+                error = e
+        except PolicyError:
+            raise
+        except Exception:  # ruamel's parser asserts on what it cannot read (%YAML 1.3), or recurses too deep
+            pass
+        else:
+            if not _holds_surrogate(nodes):  # libyaml's error stands (an escape such as "\ud800")
+                return nodes
+    from policyc.yaml_errors import explain
+
+    message, hint, line, column = explain(error, text)
+    raise PolicyError([_located(diag("yaml-syntax", message, hint=hint), line, column)]) from None
+
+
+def _compose_with(yaml: Any, text: str, *, prescan: bool) -> list[Any]:
+    import warnings
+
+    from ruamel.yaml.error import ReusedAnchorWarning
+
+    if prescan:
+        _prescan(yaml, text)
+    with warnings.catch_warnings():  # YAML 1.2 lets an anchor be defined again: an alias takes the latest
+        warnings.simplefilter("ignore", ReusedAnchorWarning)
+        return [n for n in yaml.compose_all(text) if n is not None]
+
+
+def _holds_surrogate(nodes: list[Any]) -> bool:
+    """Whether a scalar holds half of a UTF-16 surrogate pair, which an escape such as "\\ud800" writes: ruamel's
+    parser takes it, but it is no character (YAML allows none), and no file could be written with it."""
+    seen: set[int] = set()
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:  # an alias: the same node again
+            continue
+        seen.add(id(node))
+        if isinstance(node.value, str):
+            if _SURROGATE.search(node.value):
+                return True
+            continue
+        for item in node.value:  # a sequence's nodes, or a mapping's (key, value) pairs
+            stack.extend(item if isinstance(item, tuple) else (item,))
+    return False
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _error_index(e: Exception) -> int:
+    mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+    if mark is not None:
+        return mark.index
+    position = getattr(e, "position", None)  # a ReaderError's
+    return position if isinstance(position, int) else 0
+
+
+def _yaml(pure_python: bool = False) -> Any:
+    """A ruamel.yaml composer resolving scalars by YAML 1.2 rules: libyaml's when ruamel.yaml.clib is there, or
+    ruamel's own (`pure_python`).
 
     ruamel's resolver looks the YAML version up again for every scalar, through failing attribute lookups
     on the C parser: half of a large policy's parse time. Policies are read as YAML 1.2 whatever they
@@ -349,7 +420,7 @@ def _yaml() -> Any:
         def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
             return super().resolve(kind, value, implicit)
 
-    yaml = YAML(typ="safe")
+    yaml = YAML(typ="safe", pure=pure_python)
     yaml.Resolver = Yaml12Resolver
     return yaml
 
@@ -396,15 +467,14 @@ def _flow_too_deep(text: str) -> int | None:
     return None
 
 
-def _prescan(text: str) -> None:
+def _prescan(yaml: Any, text: str) -> None:
     """Refuse `text` if it nests deeper than `MAX_DEPTH` or holds more than `MAX_NODES` values (aliases
-    unexpanded), as `_Builder` would, but from the parser's event stream: no recursion, little memory."""
-    from ruamel.yaml import YAML
+    unexpanded), as `_Builder` would, but from `yaml`'s event stream: no recursion, little memory."""
     from ruamel.yaml.events import CollectionEndEvent, CollectionStartEvent, MappingStartEvent, NodeEvent
 
     count = 0
     open_collections: list[bool | None] = []  # per open collection: None (a sequence), or whether a key is next
-    for event in YAML(typ="safe").parse(text):
+    for event in yaml.parse(text):
         if isinstance(event, CollectionEndEvent):
             open_collections.pop()
             continue

@@ -7,17 +7,20 @@ run. The names of dropped items are kept: a reference to one of them is not repo
 
 from __future__ import annotations
 
+import collections
+import re
 import types
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Tag, TypeAdapter, ValidationError
 
 from policyc.backends import settings as backend_settings
-from policyc.diagnostics import Diagnostic, Path, describe_value, diag, did_you_mean, where
+from policyc.diagnostics import QUOTED, Diagnostic, Path, closest, describe_value, diag, did_you_mean, where
 from policyc.load import SourceMap
 from policyc.model import ClusterPolicy
+from policyc.model.types import Why
 
 NAMED_LISTS = ("gpuTiers", "nodePools", "priorityClasses", "tenants", "workloads")
 
@@ -30,7 +33,8 @@ class Parsed:
     policy: ClusterPolicy | None
     diagnostics: list[Diagnostic]
     dropped: dict[str, set[str | None]] = field(default_factory=dict)
-    """Names of list items dropped for errors, per list ("tenants" -> {"team-a"})."""
+    """Names of list items dropped for errors, per list ("tenants" -> {"team-a"}), and of items a later stage leaves
+    out because of them (`leave_out`): a reference to one, or an inference over its list, is not a new error."""
     kept: dict[str, list[int]] = field(default_factory=dict)
     """For each named list, the index in the file of each item kept in `policy`."""
 
@@ -48,6 +52,10 @@ class Parsed:
         dropped = self.dropped.get(list_name, ())
         return name in dropped or UNREADABLE_NAME in dropped
 
+    def leave_out(self, list_name: str, name: str) -> None:
+        """Record an item a later stage leaves out because an item it depends on was dropped (a pool whose tier was)."""
+        self.dropped.setdefault(list_name, set()).add(name)
+
 
 def parse(data: Any, source_map: SourceMap | None = None) -> Parsed:
     """Validate `data` against the policy model, dropping invalid named-list items to go on."""
@@ -56,7 +64,7 @@ def parse(data: Any, source_map: SourceMap | None = None) -> Parsed:
     except ValidationError as e:
         errors = e.errors(include_url=False)
     source_map = source_map or SourceMap()
-    diagnostics = [_diagnostic(err, source_map) for err in errors if not _already_reported(err, source_map)]
+    diagnostics = [_diagnostic(err, source_map, data) for err in _causes(errors, source_map)]
     drop: dict[str, set[int]] = {}
     for err in errors:
         loc = err["loc"]
@@ -84,9 +92,45 @@ def _name(item: Any) -> str | None:
     return name if isinstance(name, str) else UNREADABLE_NAME
 
 
-def _already_reported(err: dict, source_map: SourceMap) -> bool:
-    """An error about a value the loader rejected (and reported) already."""
-    return source_map.is_rejected(err["loc"])
+def _causes(errors: list[dict], source_map: SourceMap) -> list[dict]:
+    """The errors that are causes, in pydantic's order; left out are those that follow from another:
+    - about a value the loader rejected (and reported) already;
+    - a second about the same value or key (a key refused, then its value);
+    - a required field reported missing beside an unknown field that stands for it: misspelt ('usgae'), or glued to
+      its value without a space ('count:8', one key in YAML)."""
+    meant = {
+        (*loc[:-1], field)
+        for loc in (tuple(err["loc"]) for err in errors if err["type"] == "extra_forbidden")
+        if (field := _meant_field(loc)) is not None
+    }
+    out, seen = [], set()
+    for err in errors:
+        loc = tuple(err["loc"])
+        place = _untagged(loc[:-1] if loc and loc[-1] == "[key]" else loc)
+        if source_map.is_rejected(place) or place in seen or (err["type"] == "missing" and loc in meant):
+            continue
+        seen.add(place)
+        out.append(err)
+    return out
+
+
+def _meant_field(tagged: Path) -> str | None:
+    """The field an unknown field's name stands for: the key of 'count:8', or the field it is a misspelling of."""
+    allowed = _fields_at(tagged[:-1])
+    name = str(tagged[-1])
+    glued = _glued(name)
+    if glued is not None and glued[0] in allowed:
+        return glued[0]
+    return closest(name, allowed) if allowed else None
+
+
+def _glued(key: str) -> tuple[str, str] | None:
+    """'count:8' -> ('count', '8'): a key and its value without the space after ':', which YAML reads as one key
+    (in a flow mapping) with no value; not a time or a URL, whose ':' belongs to them."""
+    from policyc.yaml_errors import value_like
+
+    match = re.fullmatch(r"([^\s:]+):(\S+)", key)
+    return (match[1], match[2]) if match and not value_like(key) else None
 
 
 _TYPE_NAMES = {
@@ -100,15 +144,44 @@ _TYPE_NAMES = {
     "model_attributes_type": "a mapping",
     "int_from_float": "an integer",
 }
-_RANGE = {"greater_than_equal": ">=", "less_than_equal": "<=", "greater_than": ">", "less_than": "<"}
+_BOUNDS = {
+    # pydantic's error type -> the side of the field's `Why` that explains it, and how the bound (the error's context
+    # entry) is said for a field without one
+    "greater_than_equal": ("low", "at least {ge}"),
+    "greater_than": ("low", "above {gt}"),
+    "too_short": ("low", "at least {min_length} long"),
+    "string_too_short": ("low", "at least {min_length} long"),
+    "less_than_equal": ("high", "at most {le}"),
+    "less_than": ("high", "below {lt}"),
+    "too_long": ("high", "at most {max_length} long"),
+    "string_too_long": ("high", "at most {max_length} long"),
+    "string_pattern_mismatch": ("shape", "of the form {pattern}"),
+}
 
 
-def _diagnostic(err: dict, source_map: SourceMap) -> Diagnostic:
-    kind, tagged, value, ctx = err["type"], tuple(err["loc"]), err.get("input"), err.get("ctx") or {}
-    at_key = False
+def _diagnostic(err: dict, source_map: SourceMap, data: Any) -> Diagnostic:
+    tagged, at_key = tuple(err["loc"]), False
     if tagged and tagged[-1] == "[key]":
         tagged, at_key = tagged[:-1], True
     loc = _untagged(tagged)
+    glued = _glued(loc[-1]) if loc and isinstance(loc[-1], str) else None
+    if glued is not None and _value_at(data, loc) is None:  # 'count:8' in a flow mapping: one key, without a value
+        hint = f"write '{glued[0]}: {glued[1]}': YAML reads '{loc[-1]}' as one key, without a value"
+        return replace(_described(err, tagged, at_key, loc, source_map), hint=hint)
+    return _described(err, tagged, at_key, loc, source_map)
+
+
+def _value_at(data: Any, loc: Path) -> Any:
+    for part in loc:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+
+
+def _described(err: dict, tagged: Path, at_key: bool, loc: Path, source_map: SourceMap) -> Diagnostic:
+    kind, value, ctx = err["type"], err.get("input"), err.get("ctx") or {}
     place = where(loc)
     if kind == "policyc":
         return diag(ctx["rule"], f"{place}: {ctx['message']}", loc, hint=ctx.get("hint"), at_key=at_key)
@@ -131,7 +204,8 @@ def _diagnostic(err: dict, source_map: SourceMap) -> Diagnostic:
     if kind == "literal_error":
         expected = [x.strip().strip("'") for x in ctx.get("expected", "").replace(" or ", ", ").split(",")]
         if len(expected) == 1:
-            return diag("invalid-value", f"{place} must be '{expected[0]}', not {describe_value(value, text)}", loc)
+            message = f"{place} must be '{expected[0]}', not {describe_value(value, text)}"
+            return diag("invalid-value", message, loc, hint=f"write {expected[0]}")
         if not isinstance(value, str):
             return diag(
                 "wrong-type", f"{place} must be one of {ctx.get('expected')}, not {describe_value(value, text)}", loc
@@ -142,14 +216,52 @@ def _diagnostic(err: dict, source_map: SourceMap) -> Diagnostic:
             loc,
             hint=did_you_mean(value, expected),
         )
-    if kind in _RANGE:
-        bound = next(iter(ctx.values()))
-        return diag("invalid-value", f"{place} is {text or value}, but it must be {_RANGE[kind]} {bound}", loc)
-    if kind == "too_short":
-        return diag("invalid-value", f"{place} must have at least {ctx.get('min_length')} item(s)", loc)
-    if kind == "too_long":
-        return diag("invalid-value", f"{place} must have at most {ctx.get('max_length')} item(s)", loc)
-    return diag("invalid-value", f"{place}: {err['msg']}", loc)
+    if kind in _BOUNDS:
+        why, fix = _constraint(kind, tagged, at_key, value, ctx)
+        return diag("invalid-value", f"{place} {_shown(value, text, kind)}: {why}", loc, hint=fix, at_key=at_key)
+    if kind == "finite_number":
+        return diag("invalid-value", f"{place} is {text or value}, not a finite number", loc, hint="write a number")
+    # Never pydantic's own words ("Input should be ..."): an error of a kind not worded above is said plainly.
+    return diag("invalid-value", f"{place}: {describe_value(value, text)} is not a value it takes", loc, at_key=at_key)
+
+
+def _constraint(kind: str, tagged: Path, at_key: bool, value: Any, ctx: dict) -> tuple[str, str | None]:
+    """Why `value` breaks a bound or pattern of the field at `tagged`, and what to write: its `Why`, in the policy's
+    terms (a plain statement of the bound for a field without one)."""
+    side, words = _BOUNDS[kind]
+    why = _why_at(tagged, at_key)
+    reason = getattr(why, side) if why is not None else None
+    if reason is None:
+        return "it must be " + words.format_map(collections.defaultdict(str, ctx)), None
+    message, fix = reason
+    fixed = why.suggest(value) if side == "shape" and why.suggest and isinstance(value, str) else None
+    if fixed and fixed != value and re.fullmatch(ctx.get("pattern", ""), fixed):
+        fix = f"did you mean '{fixed}'?"
+    return message, fix
+
+
+def _shown(value: Any, text: str | None, kind: str) -> str:
+    """How a message names a value beyond a bound: "is 0", "is empty", "has 300 characters", "is '1g-10gb'"."""
+    if isinstance(value, str | list | dict) and kind.endswith(("too_short", "too_long")):
+        if not value:
+            return "is empty"
+        return f"has {len(value):,} {'characters' if isinstance(value, str) else 'items'}"
+    if isinstance(value, str):
+        return f"is '{value if len(value) <= QUOTED else value[: QUOTED - 3] + '...'}'"
+    return f"is {text if text is not None else value}"
+
+
+def _why_at(tagged: Path, at_key: bool = False) -> Why | None:
+    """The `Why` of the value (or the key, `at_key`) at a pydantic location: in its field's metadata, or in the item
+    type of the list or dict holding it."""
+    container = _unwrap(_model_at(tagged[:-1]))
+    if isinstance(container, type) and issubclass(container, BaseModel):
+        field = {f.alias or n: f for n, f in container.model_fields.items()}.get(str(tagged[-1]))
+        metadata = list(field.metadata) if field is not None else []
+    else:
+        args = typing.get_args(container)
+        metadata = _peel(args[0] if at_key or len(args) == 1 else args[1])[1] if args else []
+    return next((m for m in metadata if isinstance(m, Why)), None)
 
 
 def _unknown_field(tagged: Path) -> Diagnostic:
@@ -229,7 +341,9 @@ def _other_member_with(tagged: Path, name: str) -> tuple[str, str] | None:
     if tagged[-1] not in members:
         return None
     for tag, model in members.items():
-        if tag != tagged[-1] and name in {f.alias or n for n, f in model.model_fields.items()}:
+        if tag == tagged[-1] or not (isinstance(model, type) and issubclass(model, BaseModel)):  # `rdma: true`'s bool
+            continue
+        if name in {f.alias or n for n, f in model.model_fields.items()}:
             return tagged[-1], backend_settings(tag).TITLE
     return None
 
@@ -273,10 +387,9 @@ def _refusal(loc: Path, value: Any) -> str | None:
         error = e.errors()[0]
         if error["type"] == "policyc":
             return error["ctx"]["message"]
-        bound = next(iter((error.get("ctx") or {}).values()), None)
-        if error["type"] in _RANGE and bound is not None:
-            return f"it must be {_RANGE[error['type']]} {bound}"
-        return error["msg"]
+        if error["type"] in _BOUNDS:
+            return _constraint(error["type"], loc, False, value, error.get("ctx") or {})[0]
+        return "it is not a value the field takes"
     return None
 
 
@@ -310,14 +423,21 @@ def _fields_at(loc: Path) -> list[str]:
 
 def _unwrap(tp: Any) -> Any:
     """Strip Optional[...] and Annotated[...] from a type."""
+    return _peel(tp)[0]
+
+
+def _peel(tp: Any) -> tuple[Any, list[Any]]:
+    """A type without Optional[...] and Annotated[...], and the Annotated metadata stripped."""
+    metadata: list[Any] = []
     while True:
         origin = typing.get_origin(tp)
         if origin is typing.Annotated:
-            tp = typing.get_args(tp)[0]
+            tp, *extra = typing.get_args(tp)
+            metadata.extend(extra)
         elif origin in (typing.Union, types.UnionType):
             args = [a for a in typing.get_args(tp) if a is not type(None)]
             if len(args) != 1:
-                return tp
+                return tp, metadata
             tp = args[0]
         else:
-            return tp
+            return tp, metadata

@@ -79,7 +79,8 @@ class _Ambiguous:
     """'gpu' for a tenant whose work uses accelerators of several resources."""
 
     resources: tuple[str, ...]
-    why: str
+    why: str | None
+    """None when the workloads or tiers that would tell were left out for errors already reported: not reported."""
 
 
 class _Resolver:
@@ -372,6 +373,7 @@ class _Resolver:
                 continue
             tier = product_tier.get(pool.gpu.product)
             if tier is None and not tiers_complete:  # its tier may be one that failed to parse
+                self.parsed.leave_out("nodePools", pool.name)
                 continue
             if tier is None:
                 self.report(
@@ -682,7 +684,7 @@ class _Resolver:
         """Resolve 'gpu' to the accelerator resource `gpu`; report a GPU given under both names, and 'gpu' where it
         could mean several resources (`gpu` a tuple of them: the tenant's workloads use several vendors')."""
         if isinstance(gpu, _Ambiguous):
-            if GPU in given:
+            if GPU in given and gpu.why is not None:
                 self.report(
                     diag(
                         "ambiguous-gpu-resource",
@@ -717,6 +719,8 @@ class _Resolver:
         found = sorted(used or {self.spec.gpu_resource})
         if len(found) == 1:
             return found[0]
+        if any(self.parsed.dropped.get(name) for name in ("gpuTiers", "nodePools", "workloads")):
+            return _Ambiguous(tuple(found), None)  # a workload, tier or pool left out may be the one that tells
         if tiers:
             why = "the tenant's workloads use tiers " + ", ".join(f"{t} ({self.tier_resources[t]})" for t in tiers)
         elif any(w.tenant == tenant for w in self.spec.workloads):
@@ -876,8 +880,9 @@ class _Resolver:
         for cls, resources in sorted(q.per_priority_class.items()):
             at = (*base, "perPriorityClass", cls)
             if cls not in class_names:
-                self.report(diag("unknown-priority-class", f"quota for unknown priority class '{cls}'", at,
-                                 at_key=True, hint=did_you_mean(cls, class_names)))  # fmt: skip
+                if not self.known("priorityClasses", cls, class_names):
+                    self.report(diag("unknown-priority-class", f"quota for unknown priority class '{cls}'", at,
+                                     at_key=True, hint=did_you_mean(cls, class_names)))  # fmt: skip
             elif cls not in usable:
                 hint = f"add '{cls}' to the tenant's priorityClasses, or remove this quota"
                 self.report(diag("priority-class-not-allowed", f"quota for priority class '{cls}', which the tenant "

@@ -139,11 +139,12 @@ def _confusable(e: _Syntax) -> _Found | None:
             if _error_index(e.text[:start] + line.replace(char, ascii_char) + e.text[start + len(line) :]) == failed_at:
                 continue
             index = start + content.index(char)
+            # Only this one: another may be part of a value (a description in Japanese); the next run shows the next.
             if not char.isspace():
-                hint = f"replace it (and any other {name}) with '{ascii_char}'"
+                hint = f"replace it with '{ascii_char}'"
                 return f"{name} '{char}' (U+{ord(char):04X}) where YAML expects '{ascii_char}'", hint, index
             if content[: index - start].strip():
-                hint = f"replace it (and any other {name}) with a plain space"
+                hint = "replace it with a plain space"
             else:
                 hint = "indent with plain spaces only, lining the key up with the keys beside it"
             return f"{name} (U+{ord(char):04X}) where YAML expects a plain space", hint, index
@@ -169,8 +170,47 @@ def _bad_escape(e: _Syntax) -> _Found | None:
     if "quoted scalar" not in e.context or "escape" not in e.problem or backslash < 0:
         return None
     escape = re.match(r"\\(?:u\w{0,4}|U\w{0,8}|x\w{0,2}|.?)", e.text[backslash:]).group()
-    hint = "write a backslash as '\\\\', or use single quotes, in which '\\' is an ordinary character"
-    return f"'{escape}' is not a valid escape in a double-quoted value", hint, e.at
+    # Not "use single quotes": the value's other escapes (\n, \") would then be read as plain text.
+    hint = f"to keep the backslash, write it twice: '\\{escape}'"
+    return f"'{escape}' is not a valid escape in a double-quoted value", hint, backslash
+
+
+def _comment_in_flow(e: _Syntax) -> _Found | None:
+    """A '[' or '{' left open because ' #' in a value started a comment, which hides its closing bracket."""
+    if e.opened is None or e.text[e.opened : e.opened + 1] not in _CLOSERS:
+        return None
+    end = _line_end(e.text, e.opened)
+    comment = re.search(r"\s#", e.text[e.opened : end])
+    if comment is None or _CLOSERS[e.text[e.opened]] not in e.text[e.opened + comment.end() : end]:
+        return None
+    at = e.opened + comment.start() + 1
+    start = max(e.text.rfind(",", e.opened, at), e.text.rfind(": ", e.opened, at) + 1, e.opened) + 1
+    stop = re.search(r"[,\]}]", e.text[at:end])
+    value = e.text[start : at + stop.start() if stop else end].strip()
+    message = "' #' starts a comment, which hides the rest of the line, the closing bracket too"
+    return message, f"quote the value that holds the '#': {_quoted(_clip(value, 80))}", at
+
+
+def _colon_in_flow_entry(e: _Syntax) -> _Found | None:
+    """A second ': ' in one entry of a '{...}': a ',' left out before a key, or a value holding ': '."""
+    if e.opened is None or e.text[e.opened : e.opened + 1] != "{" or e.text[e.at : e.at + 1] != ":":
+        return None
+    if "\n" in e.text[e.opened : e.at]:  # a '{' left open above: `_unclosed_flow`
+        return None
+    start = max(e.text.rfind(",", e.opened, e.at), e.opened) + 1
+    stop = re.search(r"[,\]}\n]", e.text[e.at :])
+    key, colon, value = e.text[start : e.at + stop.start() if stop else len(e.text)].strip().partition(": ")
+    if not colon or ": " not in value:
+        return None
+    column = e.opened - _line_start(e.text, e.opened) + 1
+    message = f"a second ': ' in one entry of the mapping opened in column {column}"
+    quote = f"quote the value if ': ' is part of it: {_clip(key)}: {_quoted(_clip(value, 60))}"
+    words, rest = value.split(": ", 1)
+    if " " not in words:
+        return message, quote, e.at
+    before, last = words.rsplit(" ", 1)
+    split = f"{_clip(key)}: {_clip(before)}, {_clip(last)}: {_clip(rest)}"
+    return message, f"if '{_clip(last)}' is a key, put ', ' before it ({split}); {quote}", e.at
 
 
 def _unclosed_flow(e: _Syntax) -> _Found | None:
@@ -208,8 +248,24 @@ def _missing_colon(text: str, index: int) -> _Found:
     """The line starting at `index` holds no 'key: value' pair."""
     entry = _content(text[index : _line_end(text, index)]).strip()
     glued = re.fullmatch(r"([^\s:]+):(\S.*)", entry)
+    if glued and value_like(entry):
+        hint = f"put it after the key it belongs to, quoted: <key>: {_quoted(_clip(entry, 80))}"
+        return f"'{_clip(entry)}' stands where a key is expected, and holds no ': '", hint, index
     if glued:
         return f"'{_clip(entry)}' has no space after ':'", f"write '{glued[1]}: {_clip(glued[2])}'", index
+    above = _previous_line(text, index)
+    continued = _shape(text, above) if above is not None and " " in entry and ":" not in entry else None
+    if continued and continued[2] and " " in continued[3].strip() and continued[3].strip()[0] not in "\"'[{|>":
+        column, key = continued[1], _clip(continued[2])
+        if index - _line_start(text, index) <= column:  # not indented under the value: it cannot continue it
+            number = text.count("\n", 0, above) + 1
+            first, _, rest = entry.partition(" ")
+            hint = f"if it continues the value of '{key}' (line {number}), indent it further than '{key}'; if not, "
+            return (
+                f"'{_clip(entry)}' is not a 'key: value' pair",
+                hint + f"write '{_clip(first)}: {_clip(rest)}'",
+                index,
+            )
     key, _, value = entry.partition(" ")
     if re.match(r"-[^\s-]", key):
         hint = f"write '- {_clip(entry[1:])}' for a list item, or '{_clip(key)}: <value>'"
@@ -221,13 +277,17 @@ def _missing_colon(text: str, index: int) -> _Found:
 
 
 def _glued_flow_colon(e: _Syntax) -> _Found | None:
-    """'key:value' in a '{...}' or '[...]': libyaml wants a space after the ':' (ruamel's parser reads one value)."""
+    """'a:b' in a '{...}' or '[...]': one plain value in YAML 1.2, which libyaml refuses. Only reached when the YAML 1.2
+    parser does not read the file (over `policyc.load.CONFORMING_MAX_CHARS`, or refused earlier in the text)."""
     if "unexpected ':'" not in e.problem or e.opened is None:
         return None
     entry = re.match(r"[^\s,\[\]{}]*", e.text[e.opened :]).group()
     key, _, value = entry.partition(":")
-    hint = f"write '{_clip(key)}: {_clip(value)}', or quote it if the ':' is part of a value"
-    return f"'{_clip(entry)}' has no space after ':'", hint, e.opened
+    message = f"'{_clip(entry)}' holds a ':' inside '{{...}}' or '[...]', valid YAML 1.2 that libyaml refuses"
+    hint = f"quote it: {_quoted(_clip(entry, 80))}"
+    if not value_like(entry):
+        hint += f"; or, if '{_clip(key)}' is a key, write '{_clip(key)}: {_clip(value)}'"
+    return message, hint, e.opened
 
 
 def _list_on_key_line(e: _Syntax) -> _Found | None:
@@ -280,7 +340,7 @@ def _misplaced(e: _Syntax) -> _Found | None:
         opener = "[" if char == "]" else "{"
         return f"'{char}' closes nothing: no '{opener}' is open", f"remove it, or add the missing '{opener}'", e.at
     if before.endswith(('"', "'")):
-        return "text follows the closing quote of this value", "put the whole value inside the quotes", e.at
+        return _quote_inside(e.text, start, e.at, before[-1])
     if before.endswith(("]", "}")):
         hint = "remove it, or put it on a line of its own if it is another key"
         return f"text follows the '{before[-1]}' that ends this value", hint, e.at
@@ -302,6 +362,20 @@ def _misplaced(e: _Syntax) -> _Found | None:
     like = " or ".join(f"column {c + 1} (like {'the ' if d else ''}'{w}' on line {n})" for c, w, n, d in nearest)
     what = "this list item ('-')" if is_dash else f"'{_clip(_shape(e.text, start)[2] or '...')}'"
     return f"{what} in column {column + 1} is not aligned with anything above it", f"move it to {like}", e.at
+
+
+def _quote_inside(text: str, start: int, at: int, quote: str) -> _Found:
+    """Text after the closing `quote` of a value: when the line's value ends with that quote too, a quote mark inside
+    the value closed it early, and the hint writes the value with that mark escaped."""
+    _, _, key, value = _shape(text, start)
+    value = value.strip()
+    if key is None or len(value) < 2 or value[0] != quote or value[-1] != quote:
+        return "text follows the closing quote of this value", "put the whole value inside the quotes", at
+    inner = value[1:-1]
+    fixed = "'" + inner.replace("'", "''") + "'" if quote == "'" else '"' + re.sub(r'(?<!\\)"', r'\\"', inner) + '"'
+    how = "a ' inside single quotes is written ''" if quote == "'" else 'a " inside double quotes is written \\"'
+    message = f"the {quote} inside the value of '{_clip(key)}' closes it early: text follows"
+    return message, f"write {_clip(key)}: {_clip(fixed, 80)} ({how})", at
 
 
 def _anchors(text: str, start: int) -> list[tuple[int, str, int, bool]]:
@@ -337,7 +411,9 @@ def _anchor_or_alias(e: _Syntax) -> _Found | None:
     if "found duplicate anchor" in e.context and e.opened is not None:
         anchor = re.match(r"&[^\s,\]}]*", e.text[e.at :])
         name, first = anchor.group() if anchor else "&", e.text.count("\n", 0, e.opened) + 1
-        return f"the anchor '{name}' is already defined on line {first}", "give each anchor a different name", e.at
+        # Only reached when the YAML 1.2 parser does not read the file: YAML 1.2 allows it (an alias takes the latest).
+        hint = f"rename this one, and the aliases after it that mean this value ('*{name[1:]}')"
+        return f"the anchor '{name}' is already defined on line {first}, which libyaml refuses", hint, e.at
     if "found undefined alias" not in e.problem:
         return None
     alias = re.match(r"\*[^\s,\]}]+", e.text[e.at :])
@@ -355,6 +431,8 @@ _EXPLANATIONS = (
     _unclosed_quote,
     _confusable,
     _bad_escape,
+    _comment_in_flow,
+    _colon_in_flow_entry,
     _unclosed_flow,
     _key_without_colon,
     _glued_flow_colon,
@@ -404,6 +482,11 @@ def _previous_line(text: str, index: int) -> int | None:
 def _content(line: str) -> str:
     """`line` without its comment and trailing blanks."""
     return _COMMENT.sub("", line).rstrip()
+
+
+def value_like(text: str) -> bool:
+    """A time (7-00:00:00, 12:30) or a URL: a value with ':' in it, not a key glued to its value."""
+    return bool(re.match(r"[0-9][0-9-]*:[0-9]|[A-Za-z][A-Za-z0-9+.-]*://", text))
 
 
 def _clip(text: str, limit: int = 30) -> str:

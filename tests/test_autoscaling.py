@@ -419,7 +419,8 @@ def test_keda_hpa_name_limit(compile_text) -> None:
 @pytest.mark.parametrize(
     ("field", "value", "code", "message"),
     [
-        ("threshold", "0", "PC104", "'workloads[0].autoscale.prometheus.threshold' is 0, but it must be > 0.0"),
+        ("threshold", "0", "PC104", "'workloads[0].autoscale.prometheus.threshold' is 0: KEDA divides the query's "
+         "value by the threshold to count pods, so it is above 0"),
         ("threshold", '"5"', "PC102",
          "'workloads[0].autoscale.prometheus.threshold' must be a number, not the string '5'"),
         ("threshold", ".inf", "PC006", ".inf is not a finite number"),

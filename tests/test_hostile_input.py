@@ -263,7 +263,7 @@ def test_a_device_without_a_size_is_read_only_up_to_the_limit(tmp_path) -> None:
             MINIMAL.replace("name: ml", "name: m\x00l").encode(), ("PC008", 21, 14), "binary file", id="nul-byte"
         ),
         pytest.param(b"a: \x07\n", ("PC002", 1, 4), None, id="control-character"),
-        pytest.param(b'a: "\\ud800"\n', ("PC002", 1, 7), None, id="lone-surrogate-escape"),
+        pytest.param(b'a: "\\ud800"\n', ("PC002", 1, 5), None, id="lone-surrogate-escape"),
     ],
 )
 def test_unreadable_files_get_one_located_error(tmp_path, monkeypatch, raw, expected, hint) -> None:

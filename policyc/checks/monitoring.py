@@ -149,7 +149,8 @@ _XID_HINT = (
 def _settings(cluster: Cluster, monitoring: Monitoring) -> Iterator[Diagnostic]:
     base = monitoring.path
     pools = monitored_pools(cluster)
-    if not pools and not monitoring.extra_rules:
+    # What no pool has is not known when pools were left out for errors already reported.
+    if not pools and not monitoring.extra_rules and cluster.complete:
         yield diag(
             "monitoring-setting-unused",
             "no pool has NVIDIA GPUs, whose metrics the DCGM exporter reports, and "
@@ -179,7 +180,7 @@ def _settings(cluster: Cluster, monitoring: Monitoring) -> Iterator[Diagnostic]:
             )
     products = {p.product for p in pools}
     for product in monitoring.rated_power:
-        if product not in products:
+        if product not in products and cluster.complete:
             suggestion = closest(product, products)
             yield diag(
                 "monitoring-setting-unused",

@@ -35,6 +35,7 @@ from policyc.model.types import (
     Quantity,
     ResourceMap,
     SubdomainName,
+    Why,
     policy_error,
     user_priority,
 )
@@ -45,6 +46,16 @@ KIND = "ClusterPolicy"
 Usage = Literal["training", "inference", "hybrid"]
 WorkloadType = Literal["training", "inference"]
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+MAX_PODS = ("policyc checks workloads of at most 100,000 pods", "write 100000 or less")
+"""The `Why` of a number of pods above policyc's bound."""
+MIG_DEVICES = ("a MIG layout has at least one device", 'write profile: count, e.g. {"1g.10gb": 7}')
+
+
+def _as_mig_profile(value: str) -> str | None:
+    """A MIG profile written otherwise: '1g-10gb', '1G.10GB', '1g.10 gb' -> '1g.10gb'."""
+    match = re.fullmatch(r"\s*([0-9]+)\s*g\W*([0-9]+)\s*gb\s*", value, re.IGNORECASE)
+    return f"{match[1]}g.{match[2]}gb" if match else None
 
 
 def _scheduler_settings() -> Any:
@@ -73,7 +84,15 @@ class Metadata(Model):
 
 
 class ControlPlane(Model):
-    nodes: list[NodePattern] = Field(
+    nodes: Annotated[
+        list[NodePattern],
+        Why(
+            low=(
+                "a control plane has at least one node",
+                "list its nodes, e.g. [cp-1, cp-2, cp-3], or remove controlPlane",
+            )
+        ),
+    ] = Field(
         min_length=1,
         description=(
             "Control-plane node names or ranges (e.g. cp-[1-3]). They get the taint "
@@ -84,7 +103,15 @@ class ControlPlane(Model):
 
 class GpuTier(Model):
     name: Name = Field(description="Tier name, written to the <domain>/gpu.tier node label.")
-    products: list[GpuProduct] = Field(
+    products: Annotated[
+        list[GpuProduct],
+        Why(
+            low=(
+                "a tier groups at least one GPU product",
+                "list its products as GPU Feature Discovery names them, e.g. [NVIDIA-H100-80GB]",
+            )
+        ),
+    ] = Field(
         min_length=1,
         description=(
             "GPU products in this tier, as GPU Feature Discovery names them in nvidia.com/gpu.product "
@@ -107,14 +134,29 @@ class GpuSharing(Model):
     strategy: Literal["time-slicing", "mps"] = Field(
         description="How the device plugin shares a card: time-slicing (turns) or mps (NVIDIA's Multi-Process Service)."
     )
-    replicas: int = Field(
+    replicas: Annotated[
+        int,
+        Why(
+            low=(
+                "replicas is how many pods share one card, and one pod alone is not sharing",
+                "write 2 or more, or remove sharing to give pods whole cards",
+            ),
+            high=("at most 48 pods share a card (NVIDIA's MPS serves 48 clients a card)", "write 48 or less"),
+        ),
+    ] = Field(
         ge=2, le=48, description="Pods that share one card: each node advertises GPUs x replicas of the GPU resource."
     )
 
 
 class GpuMigCards(Model):
-    count: int = Field(ge=1, le=64, description="How many cards take this layout (the next ones by index).")
-    devices: dict[str, int] = Field(
+    count: Annotated[
+        int,
+        Why(
+            low=("a layout is for at least one card", "write how many cards take it, or remove this group"),
+            high=("a node holds at most 64 cards (as gpu.count)", "write 64 or less"),
+        ),
+    ] = Field(ge=1, le=64, description="How many cards take this layout (the next ones by index).")
+    devices: Annotated[dict[str, int], Why(low=MIG_DEVICES)] = Field(
         min_length=1, description='MIG devices on each of these cards: profile -> count, e.g. {"3g.40gb": 2}.'
     )
 
@@ -127,12 +169,20 @@ class GpuMig(Model):
             "as nvidia.com/mig-<profile>. One strategy for the cluster (the GPU Operator's mig.strategy)."
         ),
     )
-    devices: dict[str, int] | None = Field(
+    devices: Annotated[dict[str, int] | None, Why(low=MIG_DEVICES)] = Field(
         None,
         min_length=1,
         description='MIG devices on each card, every card alike: profile -> count, e.g. {"1g.10gb": 7}.',
     )
-    cards: list[GpuMigCards] | None = Field(
+    cards: Annotated[
+        list[GpuMigCards] | None,
+        Why(
+            low=(
+                "cards lists at least one group of cards",
+                "write cards: [{count: 8, devices: {...}}], or use devices for every card alike",
+            )
+        ),
+    ] = Field(
         None,
         min_length=1,
         description=(
@@ -170,7 +220,16 @@ class Gpu(Model):
     product: GpuProduct = Field(
         description="Product of every node of the pool, as its feature discovery names it (e.g. NVIDIA-H100-80GB)."
     )
-    count: int = Field(ge=1, le=64, description="GPUs (accelerator cards) per node.")
+    count: Annotated[
+        int,
+        Why(
+            low=(
+                "a pool with GPUs has at least one on each node",
+                "write the GPUs of one node, or remove gpu for a pool of CPU-only nodes",
+            ),
+            high=("no node holds more than 64 GPUs", "write the GPUs of one node, 64 or less"),
+        ),
+    ] = Field(ge=1, le=64, description="GPUs (accelerator cards) per node.")
     memory: Quantity | None = Field(None, description="Memory per GPU, e.g. 80Gi.")
     mig: GpuMig | None = Field(
         None,
@@ -195,7 +254,16 @@ class PoolRdma(Model):
             "rdma/hca_shared_devices_a, rdma/ib); pods of RDMA workloads request it."
         ),
     )
-    per_node: int = Field(1, ge=1, le=100_000, description="How many of it a node offers (its allocatable).")
+    per_node: Annotated[
+        int,
+        Why(
+            low=(
+                "a node with RDMA offers at least one device",
+                "write how many its device plugin advertises, or remove rdma",
+            ),
+            high=("no RDMA device plugin offers more than 100,000 a node", "write the node's allocatable of it"),
+        ),
+    ] = Field(1, ge=1, le=100_000, description="How many of it a node offers (its allocatable).")
     interfaces: list[Name] = Field(
         default_factory=list,
         description="Network interfaces NCCL uses on these nodes (NCCL_SOCKET_IFNAME in the templates), e.g. [ib0].",
@@ -215,8 +283,12 @@ that member's error alone."""
 
 
 class Elastic(Model):
-    min_replicas: int = Field(ge=1, le=100_000, description="Fewest workers the job runs with (and its gang).")
-    max_replicas: int = Field(ge=1, le=100_000, description="Most workers the job grows to.")
+    min_replicas: Annotated[
+        int, Why(low=("an elastic job runs with at least one worker", "write 1 or more"), high=MAX_PODS)
+    ] = Field(ge=1, le=100_000, description="Fewest workers the job runs with (and its gang).")
+    max_replicas: Annotated[
+        int, Why(low=("an elastic job grows to at least one worker", "write 1 or more"), high=MAX_PODS)
+    ] = Field(ge=1, le=100_000, description="Most workers the job grows to.")
 
 
 _METRIC_NAME = r"^[A-Za-z_:][A-Za-z0-9_:.-]*$"
@@ -235,7 +307,16 @@ def _matching(pattern: str, what: str, example: str) -> Any:
 
 
 class AutoscaleMetric(Model):
-    name: Annotated[str, _matching(_METRIC_NAME, "a metric name", "vllm_num_requests_waiting")] = Field(
+    name: Annotated[
+        str,
+        _matching(_METRIC_NAME, "a metric name", "vllm_num_requests_waiting"),
+        Why(
+            high=(
+                "a metric's name is at most 253 characters here",
+                "write the name the custom metrics API serves it by",
+            )
+        ),
+    ] = Field(
         max_length=253,
         json_schema_extra={"pattern": _METRIC_NAME},
         description="A per-pod metric of the custom metrics API (e.g. served by prometheus-adapter), by its name.",
@@ -254,18 +335,45 @@ class AutoscaleMetric(Model):
 
 class AutoscalePrometheus(Model):
     server_address: Annotated[
-        str, _matching(_SERVER_ADDRESS, "an http(s) URL", "http://prometheus.monitoring:9090")
+        str,
+        _matching(_SERVER_ADDRESS, "an http(s) URL", "http://prometheus.monitoring:9090"),
+        Why(
+            high=(
+                "a server's address is at most 2048 characters",
+                "write its base URL, e.g. http://prometheus.monitoring:9090",
+            )
+        ),
     ] = Field(
         max_length=2048,
         json_schema_extra={"pattern": _SERVER_ADDRESS},
         description="The Prometheus (or Thanos) server KEDA queries, e.g. http://prometheus.monitoring:9090.",
     )
-    query: str = Field(
+    query: Annotated[
+        str,
+        Why(
+            low=(
+                "an empty query gives the autoscaler no value to scale on",
+                "write a PromQL query returning one number, e.g. sum(vllm:num_requests_waiting)",
+            ),
+            high=(
+                "a query is at most 16,384 characters",
+                "move its logic into a recording rule, and query the rule's series",
+            ),
+        ),
+    ] = Field(
         min_length=1,
         max_length=16384,
         description="A PromQL query returning one value for the whole workload, e.g. its waiting requests.",
     )
-    threshold: float = Field(
+    threshold: Annotated[
+        float,
+        Why(
+            low=(
+                "KEDA divides the query's value by the threshold to count pods, so it is above 0",
+                "write the value one pod handles, e.g. 10",
+            )
+        ),
+    ] = Field(
         gt=0,
         allow_inf_nan=False,
         description="The query's value per pod the autoscaler aims at (KEDA's AverageValue target): pods = value / "
@@ -279,18 +387,39 @@ class AutoscalePrometheus(Model):
 
 
 class Autoscale(Model):
-    min: int = Field(
+    min: Annotated[
+        int,
+        Why(low=("a workload has 0 pods at the fewest", "write 0 (scale to zero, with KEDA) or more"), high=MAX_PODS),
+    ] = Field(
         ge=0,
         le=100_000,
         description="Fewest pods. 0 (scale to zero when idle) needs KEDA and a prometheus trigger: the "
         "HorizontalPodAutoscaler's own scale to zero is behind an alpha feature gate.",
     )
-    max: int = Field(
+    max: Annotated[
+        int,
+        Why(
+            low=("an autoscaler needs room for at least one pod", "write 1 or more, at least autoscale.min"),
+            high=MAX_PODS,
+        ),
+    ] = Field(
         ge=1,
         le=100_000,
         description="Most pods: policyc checks that this many fit the tenant's quota, its queue and the pools.",
     )
-    cpu: int | None = Field(
+    cpu: Annotated[
+        int | None,
+        Why(
+            low=(
+                "the CPU target is a percentage of the pods' cpu request, above 0",
+                "write the use to aim at, e.g. 70",
+            ),
+            high=(
+                "the HorizontalPodAutoscaler's averageUtilization is a 32-bit integer",
+                "write a percentage, e.g. 70",
+            ),
+        ),
+    ] = Field(
         None,
         ge=1,
         le=2_147_483_647,
@@ -375,7 +504,17 @@ class PoolSlurm(Model):
             "tainted <domain>/slurm-only:NoSchedule, which no workload template tolerates."
         ),
     )
-    gres_type: str | None = Field(
+    gres_type: Annotated[
+        str | None,
+        Why(
+            shape=(
+                "a GRES type (Gres=gpu:<type>:<count>) is lower-case letters, digits, '.' and '_', not first . or _",
+                "write e.g. h100, or remove gresType for the product's model word",
+            ),
+            high=("a GRES type is at most 63 characters", "write the card's short name, e.g. h100"),
+            suggest=lambda value: re.sub(r"[^a-z0-9._]", "", value.lower()).lstrip("._") or None,
+        ),
+    ] = Field(
         None,
         pattern=r"^[a-z0-9][a-z0-9._]*$",
         max_length=63,
@@ -415,7 +554,15 @@ class SlurmSettings(Model):
 class NodePool(Model):
     name: Name = Field(description="Pool name, written to the <domain>/node.pool node label.")
     usage: Usage = Field(description=("training, inference, or hybrid (the overflow pool both kinds of work may use)."))
-    nodes: list[NodePattern] = Field(
+    nodes: Annotated[
+        list[NodePattern],
+        Why(
+            low=(
+                "a pool has at least one node",
+                "list its nodes or ranges, e.g. [gpu-node-[01-16]], or remove the pool",
+            )
+        ),
+    ] = Field(
         min_length=1,
         description=("Node names, or ranges with zero-padded bounds such as gpu-node-[01-16] or l4-[001-040]."),
     )
@@ -456,7 +603,16 @@ class NodePool(Model):
 
 class PriorityClass(Model):
     name: SubdomainName = Field(description="PriorityClass name (the 'system-' prefix is reserved).")
-    value: Annotated[int, AfterValidator(user_priority)] = Field(
+    value: Annotated[
+        int,
+        AfterValidator(user_priority),
+        Why(
+            low=(
+                "a PriorityClass's value is a 32-bit integer, -2,147,483,648 at the least",
+                "write -2147483648 or more",
+            )
+        ),
+    ] = Field(
         ge=-2_147_483_648,
         description="Priority value; higher runs first. At most 1000000000 for user classes.",
     )
@@ -470,7 +626,16 @@ class PriorityClass(Model):
 
 
 class Queue(Model):
-    weight: int = Field(1, ge=1, le=65535, description="Share of idle capacity (proportion plugin).")
+    weight: Annotated[
+        int,
+        Why(
+            low=(
+                "a queue's weight is its share of idle capacity, 1 at the least",
+                "write 1 or more (1 is the default)",
+            ),
+            high=("a queue's weight is at most 65,535, as the schedulers' queues take it", "write 65535 or less"),
+        ),
+    ] = Field(1, ge=1, le=65535, description="Share of idle capacity (proportion plugin).")
     guarantee: ResourceMap = Field(
         default_factory=dict, description=("Resources reserved for this queue that other queues can never use.")
     )
@@ -485,7 +650,13 @@ class Queue(Model):
     parent: Name | None = Field(
         None, description=("Tenant whose queue is this queue's parent (hierarchical queues; capacity plugin only).")
     )
-    priority: int | None = Field(
+    priority: Annotated[
+        int | None,
+        Why(
+            low=("a queue's priority is 0 or more (the lowest is served last)", "write 0 or more"),
+            high=("a queue's priority is a 32-bit integer", "write 2147483647 or less"),
+        ),
+    ] = Field(
         None, ge=0, le=2_147_483_647, description=("Queue priority: higher queues are served first and reclaimed last.")
     )
 
@@ -550,8 +721,19 @@ class TenantAdmission(Model):
 
 class Tenant(Model):
     name: Name = Field(description="Tenant name; also the name of its scheduler queue.")
-    namespaces: list[Name] = Field(min_length=1, description="Namespaces the tenant owns.")
-    priority_classes: list[str] | None = Field(
+    namespaces: Annotated[
+        list[Name],
+        Why(low=("a tenant owns at least one namespace, where its pods and quotas live", "list them, e.g. [ml]")),
+    ] = Field(min_length=1, description="Namespaces the tenant owns.")
+    priority_classes: Annotated[
+        list[str] | None,
+        Why(
+            low=(
+                "an empty list would refuse every pod of the tenant",
+                "list the classes it may use, or remove priorityClasses to allow every class",
+            )
+        ),
+    ] = Field(
         None,
         min_length=1,
         description=(
@@ -582,8 +764,22 @@ class Workload(Model):
     gpu_tier: str | None = Field(
         None, description="GPU tier it must run on. Omit (with gpus) for CPU-only work, which runs on CPU pools."
     )
-    gpus: int | None = Field(None, ge=1, le=64, description="GPUs per pod (of its tier's resource).")
-    replicas: int = Field(1, ge=1, le=100_000, description="Pods (workers) per job or deployment.")
+    gpus: Annotated[
+        int | None,
+        Why(
+            low=(
+                "a pod of a GPU workload takes at least one GPU",
+                "write 1 or more, or remove gpus and gpuTier for CPU-only work",
+            ),
+            high=(
+                "no node holds more than 64 GPUs, so no pod gets more",
+                "write the GPUs of one pod, 64 or less; replicas spreads a job over nodes",
+            ),
+        ),
+    ] = Field(None, ge=1, le=64, description="GPUs per pod (of its tier's resource).")
+    replicas: Annotated[
+        int, Why(low=("a workload runs at least one pod", "write 1 or more, or remove the workload"), high=MAX_PODS)
+    ] = Field(1, ge=1, le=100_000, description="Pods (workers) per job or deployment.")
     kind: WorkloadKind | None = Field(
         None,
         description=(
@@ -593,7 +789,15 @@ class Workload(Model):
         ),
     )
     priority_class: str | None = Field(None, description="Priority class of its pods.")
-    image: str | None = Field(None, min_length=1, description="Container image for the template.")
+    image: Annotated[
+        str | None,
+        Why(
+            low=(
+                "an empty image names no container image",
+                "write the image, e.g. nvcr.io/nvidia/pytorch:24.05-py3, or remove image",
+            )
+        ),
+    ] = Field(None, min_length=1, description="Container image for the template.")
     cpu: Quantity | None = Field(
         None,
         description=(
@@ -636,7 +840,16 @@ class Workload(Model):
     tolerations: list[Toleration] = Field(
         default_factory=list, description="Extra tolerations, e.g. for a pool's own taints."
     )
-    mig_profile: str | None = Field(
+    mig_profile: Annotated[
+        str | None,
+        Why(
+            shape=(
+                "a MIG profile is <compute slices>g.<memory>gb, as nvidia-smi mig -lgip names it",
+                "write e.g. 1g.10gb or 3g.40gb",
+            ),
+            suggest=_as_mig_profile,
+        ),
+    ] = Field(
         None,
         pattern=r"^[0-9]+g\.[0-9]+gb$",
         description=(
@@ -644,7 +857,13 @@ class Workload(Model):
             "cards have it (MIG strategy single), and workloads without one never on MIG pools."
         ),
     )
-    rdma: int | None = Field(
+    rdma: Annotated[
+        int | None,
+        Why(
+            low=("a pod of an RDMA workload takes at least one RDMA device", "write 1 or more, or remove rdma"),
+            high=("a pod takes at most 64 RDMA devices here", "write the devices one pod needs, 64 or less"),
+        ),
+    ] = Field(
         None,
         ge=1,
         le=64,
@@ -668,7 +887,13 @@ class Workload(Model):
         False,
         description="All pods of the workload in one zone (required pod affinity on topology.kubernetes.io/zone).",
     )
-    min_member: int | None = Field(
+    min_member: Annotated[
+        int | None,
+        Why(
+            low=("a gang has at least one pod", "write 1 or more, or remove minMember (its default is replicas)"),
+            high=MAX_PODS,
+        ),
+    ] = Field(
         None,
         ge=1,
         le=100_000,
@@ -715,9 +940,10 @@ class NodeAgent(Model):
 
     name: SubdomainName = Field(description="The DaemonSet's name.")
     namespace: Name = Field(description="The DaemonSet's namespace.")
-    pools: list[Name] | None = Field(
-        None, min_length=1, description="Pools whose nodes it must run on. Default: every pool."
-    )
+    pools: Annotated[
+        list[Name] | None,
+        Why(low=("an empty list would put the agent on no pool", "list its pools, or remove pools to mean every pool")),
+    ] = Field(None, min_length=1, description="Pools whose nodes it must run on. Default: every pool.")
     tolerations: list[Toleration] | None = Field(
         None,
         description=(
@@ -809,9 +1035,16 @@ PowerFraction = _threshold("a fraction of the card's rated power", 0, 2)
 
 
 class LowUtilisation(Model):
-    below: float = Field(
-        gt=0, le=100, description="Alert when a GPU's utilisation (DCGM_FI_DEV_GPU_UTIL, %) averages below this."
-    )
+    below: Annotated[
+        float,
+        Why(
+            low=(
+                "a GPU's utilisation is never below 0%, so the alert would never fire",
+                "write a percentage above 0, e.g. 10",
+            ),
+            high=("utilisation is a percentage, at most 100", "write 100 or less, e.g. 10"),
+        ),
+    ] = Field(gt=0, le=100, description="Alert when a GPU's utilisation (DCGM_FI_DEV_GPU_UTIL, %) averages below this.")
     for_: Window = Field(alias="for", description="The window the average is taken over (avg_over_time), e.g. 1h.")
 
     @field_validator("below", mode="before")
@@ -887,8 +1120,19 @@ class PoolAlertThresholds(Model):
 class AlertRule(Model):
     """An alerting rule of your own, as in a Prometheus rule file; policyc lints its expression."""
 
-    alert: str = Field(pattern=PROMETHEUS_METRIC, description="The alert's name (a Prometheus metric name).")
-    expr: str = Field(min_length=1, description="The PromQL expression; every result fires the alert.")
+    alert: Annotated[
+        str,
+        Why(
+            shape=(
+                "an alert's name is a Prometheus metric name: letters, digits, '_' and ':', not first a digit",
+                "write e.g. GpuMemoryHigh",
+            ),
+            suggest=lambda value: re.sub(r"[^a-zA-Z0-9_:]", "_", value) if not value[:1].isdigit() else None,
+        ),
+    ] = Field(pattern=PROMETHEUS_METRIC, description="The alert's name (a Prometheus metric name).")
+    expr: Annotated[
+        str, Why(low=("an empty expression fires nothing", "write a PromQL expression, or remove the rule"))
+    ] = Field(min_length=1, description="The PromQL expression; every result fires the alert.")
     for_: Duration | None = Field(None, alias="for", description="How long the result must hold before it fires.")
     keep_firing_for: Duration | None = Field(None, description="How long it keeps firing once the result is gone.")
     labels: dict[PrometheusLabel, str] = Field(
@@ -929,16 +1173,39 @@ class Monitoring(Model):
             "(etc/dcp-metrics-included.csv, the profiling set). policyc alerts only on what it exports."
         ),
     )
-    extra_counters: dict[Annotated[str, Field(pattern=r"^DCGM_(FI|EXP)_[A-Z0-9_]+$")], Literal["gauge", "counter"]] = (
-        Field(
-            default_factory=dict,
-            description=(
-                "Rows your exporter's counter file adds to that set: field -> Prometheus type, e.g. "
-                "{DCGM_FI_DEV_ECC_DBE_VOL_TOTAL: counter, DCGM_EXP_XID_ERRORS_COUNT: gauge}."
+    extra_counters: dict[
+        Annotated[
+            str,
+            Field(pattern=r"^DCGM_(FI|EXP)_[A-Z0-9_]+$"),
+            Why(
+                shape=(
+                    "a DCGM exporter field is named DCGM_FI_... or DCGM_EXP_..., in capitals",
+                    "write it as the exporter's counter file does, e.g. DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+                ),
+                suggest=lambda value: (
+                    value.upper() if re.fullmatch(r"DCGM_(FI|EXP)_[A-Z0-9_]+", value.upper()) else None
+                ),
             ),
-        )
+        ],
+        Literal["gauge", "counter"],
+    ] = Field(
+        default_factory=dict,
+        description=(
+            "Rows your exporter's counter file adds to that set: field -> Prometheus type, e.g. "
+            "{DCGM_FI_DEV_ECC_DBE_VOL_TOTAL: counter, DCGM_EXP_XID_ERRORS_COUNT: gauge}."
+        ),
     )
-    rated_power: dict[GpuProduct, Annotated[float, Field(gt=0, le=5000)]] = Field(
+    rated_power: dict[
+        GpuProduct,
+        Annotated[
+            float,
+            Field(gt=0, le=5000),
+            Why(
+                low=("a card's rated power is above 0 W", "write the watts of its datasheet, e.g. 700"),
+                high=("no GPU card is rated above 5,000 W", "write watts (not milliwatts), e.g. 700"),
+            ),
+        ],
+    ] = Field(
         default_factory=dict,
         description=(
             "Rated power per card in W, by GPU product, for products policyc's table lacks (or to override it): "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, PlainSerializer, PlainValidator, WithJsonSchema
@@ -38,6 +39,20 @@ KUBERNETES_VERSION = r"^1\.[0-9]+$"
 GPU = "gpu"
 """Shorthand resource name for the policy's `gpuResource`."""
 STANDARD_RESOURCES = ("cpu", "memory", "ephemeral-storage", "storage", GPU)
+
+
+@dataclass(frozen=True, slots=True)
+class Why:
+    """What a field's pydantic constraints stand for, in the policy's own terms: `policyc.parse` words a value they
+    refuse with these, never with pydantic's ("Input should be greater than or equal to 2"). Each is (why the value
+    is wrong, what to write instead): `low` for a number below its minimum, or an empty list or text; `high` for a
+    number above its maximum, or too long a text; `shape` for a text its pattern refuses, whose fix `suggest` may
+    propose (a corrected value, or None)."""
+
+    low: tuple[str, str] | None = None
+    high: tuple[str, str] | None = None
+    shape: tuple[str, str] | None = None
+    suggest: Callable[[str], str | None] | None = None
 
 
 def policy_error(rule: str, message: str, hint: str | None = None) -> PydanticCustomError:
