@@ -56,8 +56,6 @@ def run_checks(cluster: Cluster, written: Written) -> list[Diagnostic]:
 
     backend = cluster.scheduler.backend
     checks = (*CHECKS, *(scheduler(backend).checks() if backend in SCHEDULERS else ()))
-    return [
-        *(d for check in checks for d in check(cluster)),
-        *no_effect.check(cluster, written),
-        *limits.decimal_memory(cluster, written),
-    ]
+    # Whether a field has an effect depends on the items around it: not knowable while some were left out.
+    idle = no_effect.check(cluster, written) if cluster.complete else ()
+    return [*(d for check in checks for d in check(cluster)), *idle, *limits.decimal_memory(cluster, written)]
