@@ -1,7 +1,8 @@
 """Turn artifacts into file bytes, and put them on disk without ever leaving half a tree.
 
 Rendering is deterministic: a header naming the policy (no timestamps, paths or versions), objects of
-a file sorted by kind then namespace and name, canonical YAML. Writing builds the whole tree in a
+a file sorted by Argo CD sync wave (so that each comes after what it needs, `policyc.backends.argocd`), then kind,
+namespace and name, canonical YAML. Writing builds the whole tree in a
 temporary directory beside the target and swaps it in: atomically with Linux's renameat2
 RENAME_EXCHANGE where available, else by two renames that are undone if the second fails.
 
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from policyc import yaml_emitter
 from policyc.artifacts import Artifact
+from policyc.backends.argocd import SYNC_WAVE
 
 KIND_ORDER = ("Namespace", "PriorityClass", "ResourceQuota", "LimitRange", "ConfigMap", "Queue")
 MARKER_FILE = "kustomization.yaml"
@@ -37,7 +39,8 @@ def _sort_key(obj: dict) -> tuple:
     kind = obj.get("kind", "")
     rank = KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER)
     meta = obj.get("metadata", {})
-    return rank, kind, meta.get("namespace", ""), meta.get("name", "")
+    wave = int(meta.get("annotations", {}).get(SYNC_WAVE, 0))
+    return wave, rank, kind, meta.get("namespace", ""), meta.get("name", "")
 
 
 @dataclass(frozen=True)

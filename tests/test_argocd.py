@@ -80,16 +80,15 @@ def test_templates_scripts_and_kustomization_are_not_applied(out) -> None:
     assert not [r for r in listed if r.startswith(("templates/", "nodes/"))]
 
 
-def test_sync_waves_order_namespaces_then_quotas_then_queues(out) -> None:
+def test_sync_waves_and_options(out) -> None:
+    """Waves by what each object needs (tests/test_apply_order.py checks every pair): Namespaces, PriorityClasses and
+    admission policies need nothing policyc emits (0), a quota needs its namespace and a binding its policy (1)."""
     waves = {}
     for doc in _kustomize_listed(out):
         waves.setdefault(doc["kind"], set()).add(int(doc["metadata"]["annotations"][SYNC_WAVE]))
-    assert waves["Namespace"] == {0}
-    assert waves.get("PriorityClass", {0}) == {0}
-    assert waves.get("ConfigMap", {1}) == {1} and waves.get("ResourceQuota", {1}) == {1}  # KAI writes no ConfigMap
-    assert waves.get("Queue", {2}) == {2}
-    # An admission policy before its bindings, both after the namespaces they select.
-    assert waves["ValidatingAdmissionPolicy"] == {1} and waves["ValidatingAdmissionPolicyBinding"] == {2}
+    assert waves["Namespace"] == waves.get("PriorityClass", {0}) == waves["ValidatingAdmissionPolicy"] == {0}
+    assert waves["ResourceQuota"] == waves["ValidatingAdmissionPolicyBinding"] == {1}
+    assert _docs(out / "kustomization.yaml")[0]["sortOptions"] == {"order": "fifo"}
     for doc in _kustomize_listed(out):
         group = doc["apiVersion"].rpartition("/")[0]
         custom = "." in group and not group.endswith(".k8s.io")  # Kubernetes' own groups end in .k8s.io

@@ -156,8 +156,8 @@ def test_one_prometheus_rule_passing_its_crd_schema_in_an_early_wave() -> None:
     assert obj["metadata"]["name"] == "ai-prod-gpu-alerts"
     assert obj["metadata"]["namespace"] == "monitoring"
     assert obj["metadata"]["labels"]["release"] == "kube-prometheus-stack"
-    # After the namespaces (wave 0), with the ConfigMaps; Argo CD may sync it before the CRD exists.
-    assert obj["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"] == "1"
+    # It needs nothing policyc emits (its namespace is Prometheus's): the first wave, even before its CRD exists.
+    assert obj["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"] == "0"
     assert obj["metadata"]["annotations"]["argocd.argoproj.io/sync-options"] == "SkipDryRunOnMissingResource=true"
     schema = json.loads((REPO / "schemas/crds/monitoring.coreos.com_prometheusrule_v1.json").read_text())
     jsonschema.validate(obj, schema)

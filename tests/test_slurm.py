@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from jsonschema import Draft202012Validator
+from ruamel.yaml import YAML
 
 from policyc import slurm
 from policyc.cli import main
@@ -402,7 +403,8 @@ def test_slinky_node_sets() -> None:
     assert sorted(sets) == ["batch", "prep"]
     batch = sets["batch"]
     assert batch["metadata"]["namespace"] == "slurm"
-    assert batch["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"] == "2"
+    # after its priority class (wave 0): Slinky's namespace is no tenant's here, so nothing else acts on its pods
+    assert batch["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"] == "1"
     spec = batch["spec"]
     assert spec["controllerRef"] == {"name": "slurm"}
     assert spec["scalingMode"] == "DaemonSet"
@@ -574,6 +576,28 @@ def test_slinky_pods_in_a_tenants_namespace_must_fit_its_quota() -> None:
     [d] = diagnostics(classes)
     # partition prep names no class, and no class is globalDefault: its pods name none, which the tenant refuses
     assert d.code == "PC468" and "partition 'prep'" in d.message
+
+
+def test_slinky_node_sets_in_a_tenants_namespace_come_after_what_admits_their_pods() -> None:
+    """The slurmd pods are counted by the namespace's quotas, defaulted by its LimitRange and checked by the tenant's
+    admission policy as they are created: all of those go first, in Argo CD's waves and in the kustomization."""
+    text = SLINKY.replace("requests: {gpu: 160}\n        perPriorityClass:\n          slurm-high-priority: {gpu: 64}\n",
+                          "requests: {gpu: 32}\n")  # fmt: skip
+    tenant = SLURM_TENANT + "      limitRange: {defaultRequest: {cpu: 500m}}\n"
+    result = build(text.replace("  workloads:\n", tenant + "  workloads:\n"))
+    waves = {(m.obj["kind"], m.obj["metadata"].get("namespace"), m.obj["metadata"]["name"]):
+             m.obj["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]
+             for a in result.artifacts if a.synced for m in a.manifests}  # fmt: skip
+    # the namespace (0); its quotas, limit range and the tenant's policy binding (1, after the namespace and the
+    # policy); the NodeSets (2)
+    assert waves["Namespace", None, "slurm"] == "0"
+    assert {waves[k] for k in waves if k[1] == "slurm" and k[0] in ("ResourceQuota", "LimitRange")} == {"1"}
+    assert waves["ValidatingAdmissionPolicyBinding", None, "policyc-tenant-slurm-ops"] == "1"
+    assert waves["NodeSet", "slurm", "batch"] == waves["NodeSet", "slurm", "prep"] == "2"
+    listed = YAML(typ="safe").load(result.files["kustomization.yaml"].data)["resources"]
+    assert listed.index("slinky/nodesets.yaml") > max(
+        listed.index("tenants/slurm-ops.yaml"), listed.index("admission/slurm-ops.yaml")
+    )
 
 
 def test_a_slinky_partition_is_one_pool() -> None:

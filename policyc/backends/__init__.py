@@ -73,4 +73,4 @@ def emit(cluster: Cluster) -> list[Artifact]:
         *slurm.emit(cluster),
         *autoscaling.attach(cluster, workloads.emit(cluster, backend)),
     ]
-    return sorted(argocd.finalize(artifacts, backend.WAVES), key=lambda a: a.path)
+    return sorted(argocd.finalize(artifacts, backend.REFERENCES), key=lambda a: a.path)

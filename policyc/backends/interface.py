@@ -13,6 +13,7 @@ from policyc.backends.binding import Binding
 from policyc.backends.workloads import Kind
 from policyc.diagnostics import Diagnostic
 from policyc.ir import Cluster, Workload
+from policyc.k8s.dependencies import Reference
 
 Check = Callable[[Cluster], Iterable[Diagnostic]]
 
@@ -23,8 +24,9 @@ class SchedulerBackend(Protocol):
     KINDS: Mapping[str, Kind]
     """The workload kinds it runs (its `settings.WORKLOAD_KINDS`): shared ones (`policyc.backends.workloads.KINDS`)
     and its own."""
-    WAVES: Mapping[str, int]
-    """Argo CD sync waves of its kinds that must wait for others of its kinds (`policyc.backends.argocd`)."""
+    REFERENCES: tuple[Reference, ...]
+    """The fields by which its objects name others that must be created first (a queue's parent), beside the shared
+    ones of `policyc.k8s.dependencies`: the sync waves and the kustomization's order follow from them."""
 
     def emit(self, cluster: Cluster) -> list[Artifact]:
         """Its own objects and configuration files."""

@@ -17,7 +17,7 @@ from policyc.compiler import compile_text
 from tests.conftest import POLICIES, REPO
 
 PACKAGE = REPO / "policyc"
-CONTRACT = ("NAME", "KINDS", "WAVES", "emit", "binding", "checks")
+CONTRACT = ("NAME", "KINDS", "REFERENCES", "emit", "binding", "checks")
 SETTINGS = (
     "Settings",
     "TITLE",

@@ -45,7 +45,7 @@ strategy and nothing else. Not emitted: node-pool shards (KAI queues are not GPU
 would need a shard per node pool), and the Helm chart's `default-parent-queue` / `default-queue`, which policyc
 leaves alone (a tenant of either name is an error, PC803).
 
-Sync waves: every KAI object goes in the shared scheduler wave. KAI's Queue webhook checks only that
-`spec.resources` is present on create and update; nothing establishes that a parent Queue must exist before its
-children (and a wave per kind could not order Queues among themselves anyway).
+Order: a Queue comes after its `parentQueue` (`backend.REFERENCES`, one Argo CD sync wave per level). KAI's Queue
+webhook checks only that `spec.resources` is present on create and update, so a child applied first would be
+stored all the same; the order keeps the tree whole at every step of a sync.
 """

@@ -13,15 +13,16 @@ from policyc.backends.interface import Check
 from policyc.backends.kai import settings
 from policyc.checks import queue_tree
 from policyc.ir import Cluster, Resources, Tenant, Workload
+from policyc.k8s.dependencies import Reference
 from policyc.k8s.objects import metadata
 from policyc.k8s.quantity import Quantity
 
 NAME = "kai"
 KINDS = {name: workloads.KINDS[name] for name in settings.WORKLOAD_KINDS}
-WAVES: dict[str, int] = {}
-"""Its Queues and SchedulingShard go in the shared scheduler wave (see the module docstring)."""
-
 QUEUE_API_VERSION = "scheduling.run.ai/v2"
+QUEUE_GROUP = QUEUE_API_VERSION.rpartition("/")[0]
+REFERENCES = (Reference((QUEUE_GROUP, "Queue"), ("spec", "parentQueue"), (QUEUE_GROUP, "Queue")),)
+"""A Queue's parent goes first (see the package docstring)."""
 SHARD_API_VERSION = "kai.scheduler/v1"
 SHARD_NAME = "default"
 """The SchedulingShard KAI's Helm chart creates, whose scheduler serves nodes, queues and pods of no node pool."""

@@ -36,14 +36,25 @@ from policyc.backends.kueue import settings
 from policyc.contract import usages
 from policyc.diagnostics import Path
 from policyc.ir import Cluster, Pool, Resources, Taint, Tenant, Workload, once_per_build
+from policyc.k8s.dependencies import Reference
 from policyc.k8s.objects import metadata
 from policyc.k8s.quantity import Quantity
 
 NAME = "kueue"
 KINDS = {name: workloads.KINDS[name] for name in settings.WORKLOAD_KINDS}
-WAVES = {"ResourceFlavor": 2, "Cohort": 2, "ClusterQueue": 3, "LocalQueue": 4}
-"""ClusterQueues come after the flavors and cohorts they name, and LocalQueues after their ClusterQueue."""
 API_VERSION = "kueue.x-k8s.io/v1beta2"
+GROUP = API_VERSION.rpartition("/")[0]
+_FLAVORS = ("spec", "resourceGroups", "*", "flavors", "*", "name")
+REFERENCES = (
+    Reference((GROUP, "Cohort"), ("spec", "parentName"), (GROUP, "Cohort")),
+    Reference((GROUP, "Cohort"), _FLAVORS, (GROUP, "ResourceFlavor")),
+    Reference((GROUP, "ClusterQueue"), ("spec", "cohortName"), (GROUP, "Cohort")),
+    Reference((GROUP, "ClusterQueue"), _FLAVORS, (GROUP, "ResourceFlavor")),
+    Reference((GROUP, "LocalQueue"), ("spec", "clusterQueue"), (GROUP, "ClusterQueue")),
+)
+"""What Kueue's objects name: a Cohort its parent, a queue its cohort and flavors, a LocalQueue its ClusterQueue.
+Kueue's webhooks do not look them up: a queue whose flavors or ClusterQueue are missing is stored and inactive
+until they exist, a spell this order spares."""
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"
 """A batch Job's partial admission (feature gate PartialAdmission, beta and on by default since Kueue 0.5): when the

@@ -18,11 +18,14 @@ from policyc.backends.binding import Binding
 from policyc.backends.interface import Check
 from policyc.backends.volcano import settings
 from policyc.ir import Cluster, Tenant, Workload
+from policyc.k8s.dependencies import Reference
 from policyc.k8s.objects import metadata, resource_list
 
 NAME = "volcano"
-WAVES: dict[str, int] = {}
-"""Its Queues and ConfigMap go in the shared scheduler wave."""
+QUEUE_GROUP = "scheduling.volcano.sh"
+REFERENCES = (Reference((QUEUE_GROUP, "Queue"), ("spec", "parent"), (QUEUE_GROUP, "Queue")),)
+"""A Queue's parent goes first: the queue webhook refuses a child whose parent it cannot find ("failed to get parent
+queue org of queue alpha: ... not found")."""
 SCHEDULER_NAME = "volcano"
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 CONFIGMAP_NAMESPACE = "volcano-system"
@@ -116,7 +119,7 @@ def _queue(cluster: Cluster, t: Tenant) -> Manifest:
     if q.priority is not None:
         spec["priority"] = q.priority
     obj = {
-        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "apiVersion": f"{QUEUE_GROUP}/v1beta1",
         "kind": "Queue",
         "metadata": metadata(t.name, cluster.name, labels={cluster.keys.tenant: t.name}),
         "spec": spec,

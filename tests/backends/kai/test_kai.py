@@ -201,12 +201,15 @@ def test_scheduling_shard_follows_placement(tree, ai_prod) -> None:
     assert binpack.obj["spec"] == {"placementStrategy": {"gpu": "binpack", "cpu": "binpack"}}
 
 
-def test_kai_objects_are_in_the_scheduler_wave_and_synced(ai_prod) -> None:
+def test_kai_queues_sync_a_wave_after_their_parent(tree) -> None:
+    waves = {}
     for path in ("kai/queues.yaml", "kai/schedulingshard.yaml"):
-        [artifact] = [a for a in ai_prod.artifacts if a.path == path]
+        [artifact] = [a for a in tree.artifacts if a.path == path]
         assert artifact.synced
-        for m in artifact.manifests:
-            assert m.obj["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"] == "2"
+        waves |= {m.obj["metadata"]["name"]: m.obj["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]
+                  for m in artifact.manifests}  # fmt: skip
+    # org-tree is the root; org and solo sit under it, team-a and team-b under org; the shard needs nothing.
+    assert waves == {"org-tree": "0", "org": "1", "solo": "1", "team-a": "2", "team-b": "2", "default": "0"}
 
 
 def test_no_tenants_no_queues() -> None:

@@ -1,0 +1,189 @@
+"""What each emitted object needs created before it, and the creation depth that follows: the one statement of
+"X needs Y" that Argo CD's sync waves and the kustomization's order are both derived from (`policyc.backends.argocd`).
+
+Among the objects emitted together, an object needs:
+
+- the Namespace it lives in (the API server refuses an object in a namespace that does not exist);
+- the CustomResourceDefinition that defines its kind;
+- every object it names in a field that an admission webhook or controller looks up when it is created
+  (`Reference`): `REFERENCES` below, and each scheduler backend's own (a parent queue, a queue's cohort);
+- if it makes pods (it holds a pod template), what acts on each of those pods at admission: the PriorityClass any
+  `priorityClassName` in it names (the Priority admission plugin refuses a pod naming a class that does not
+  exist), and the ResourceQuotas and LimitRanges of its namespace and the admission policy bindings that select
+  the namespace (a pod created before them is neither counted, defaulted nor checked).
+
+What is not among the emitted objects (a namespace a Helm chart creates, a scheduler's root queue) is no concern here:
+it exists before the sync or not at all, and no order of the emitted objects changes that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+ObjectId = tuple[str, str, str, str]
+"""(API group, kind, namespace, name); the group and namespace are "" for the core group and cluster scope."""
+
+ADMISSION = "admissionregistration.k8s.io"
+BINDINGS = frozenset({(ADMISSION, "ValidatingAdmissionPolicyBinding"), (ADMISSION, "MutatingAdmissionPolicyBinding")})
+ACTS_ON_PODS = frozenset({("", "ResourceQuota"), ("", "LimitRange")}) | BINDINGS
+"""Kinds that act on a pod of their namespace as it is admitted (a binding: of the namespaces it selects)."""
+NAMESPACE_NAME = "kubernetes.io/metadata.name"
+"""The label the API server gives every Namespace: its name."""
+
+
+@dataclass(frozen=True)
+class Reference:
+    """Objects of `source` (API group, kind) name, in the field at `path`, a cluster-scoped object of `target` that
+    must exist before they are created. A `*` step in `path` goes into every item of a list."""
+
+    source: tuple[str, str]
+    path: tuple[str, ...]
+    target: tuple[str, str]
+
+
+REFERENCES = (
+    # A binding whose policy does not exist yet is stored but ignored (the API reference's `policyName`): with the
+    # policy first, the binding acts from the moment it exists.
+    Reference(
+        (ADMISSION, "ValidatingAdmissionPolicyBinding"),
+        ("spec", "policyName"),
+        (ADMISSION, "ValidatingAdmissionPolicy"),
+    ),
+    Reference(
+        (ADMISSION, "MutatingAdmissionPolicyBinding"), ("spec", "policyName"), (ADMISSION, "MutatingAdmissionPolicy")
+    ),
+    Reference(
+        ("resource.k8s.io", "ResourceClaimTemplate"),
+        ("spec", "spec", "devices", "requests", "*", "exactly", "deviceClassName"),
+        ("resource.k8s.io", "DeviceClass"),
+    ),
+)
+"""The references among the kinds every backend may emit; a scheduler backend adds its own (`SchedulerBackend`)."""
+
+
+def identity(obj: Mapping[str, Any]) -> ObjectId:
+    meta = obj["metadata"]
+    return obj["apiVersion"].rpartition("/")[0], obj["kind"], meta.get("namespace", ""), meta["name"]
+
+
+def needs(objects: Sequence[Mapping[str, Any]], references: Iterable[Reference]) -> dict[ObjectId, frozenset[ObjectId]]:
+    """Each object's identity -> the identities of the other objects among `objects` it needs created before it."""
+    by_source: dict[tuple[str, str], list[Reference]] = {}
+    for r in references:
+        by_source.setdefault(r.source, []).append(r)
+    present = {identity(o): o for o in objects}
+    defined = {
+        (o["spec"]["group"], o["spec"]["names"]["kind"]): i
+        for i, o in present.items()
+        if i[:2] == ("apiextensions.k8s.io", "CustomResourceDefinition")
+    }
+    acting: dict[str, list[ObjectId]] = {}  # namespace ("" for a binding: any) -> what acts on its pods
+    for i in present:
+        if i[:2] in ACTS_ON_PODS:
+            acting.setdefault(i[2], []).append(i)
+    out = {}
+    for i, obj in present.items():
+        group, kind, namespace, _ = i
+        wanted = set()
+        if namespace:
+            wanted.add(("", "Namespace", "", namespace))
+        if (group, kind) in defined:
+            wanted.add(defined[group, kind])
+        for r in by_source.get((group, kind), ()):
+            wanted.update((*r.target, "", name) for name in _values(obj, r.path))
+        if namespace and _makes_pods(obj.get("spec")):
+            wanted.update(
+                ("scheduling.k8s.io", "PriorityClass", "", n) for n in _named(obj["spec"], "priorityClassName")
+            )
+            labels = _namespace_labels(present, namespace)
+            wanted.update(acting.get(namespace, ()))
+            wanted.update(b for b in acting.get("", ()) if _selects(present[b], labels))
+        wanted.discard(i)
+        out[i] = frozenset(w for w in wanted if w in present)
+    return out
+
+
+def depths(graph: Mapping[ObjectId, frozenset[ObjectId]]) -> dict[ObjectId, int]:
+    """Each object's creation depth: 0 if it needs nothing, else one more than the deepest object it needs. Objects
+    of one depth need none of each other, and each needs only objects of smaller depths."""
+    out: dict[ObjectId, int] = {}
+    visiting: set[ObjectId] = set()
+
+    def depth(i: ObjectId) -> int:
+        if i in out:
+            return out[i]
+        if i in visiting:  # the checks refuse what would make one (a queue its own ancestor): a policyc bug
+            raise ValueError(f"dependency cycle through {'/'.join(filter(None, i))}")
+        visiting.add(i)
+        out[i] = max((depth(n) + 1 for n in sorted(graph[i])), default=0)
+        visiting.discard(i)
+        return out[i]
+
+    for i in sorted(graph):
+        depth(i)
+    return out
+
+
+def _values(node: Any, path: Sequence[str]) -> Iterator[str]:
+    """The strings at `path` in `node` (a `*` step: in every item of a list)."""
+    if not path:
+        if isinstance(node, str) and node:
+            yield node
+        return
+    step, rest = path[0], path[1:]
+    if step == "*":
+        for item in node if isinstance(node, list) else ():
+            yield from _values(item, rest)
+    elif isinstance(node, dict) and step in node:
+        yield from _values(node[step], rest)
+
+
+def _named(node: Any, key: str) -> Iterator[str]:
+    """Every string value of a field `key` anywhere in `node`."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k == key and isinstance(v, str):
+                yield v
+            else:
+                yield from _named(v, key)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _named(item, key)
+
+
+def _makes_pods(node: Any) -> bool:
+    """Whether `node` holds a pod template: a `template` with a `spec`, at any depth (a Deployment's, a Job's, each
+    task's of a gang job, a Slurm NodeSet's)."""
+    if isinstance(node, dict):
+        template = node.get("template")
+        if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+            return True
+        return any(_makes_pods(v) for v in node.values())
+    return isinstance(node, list) and any(_makes_pods(item) for item in node)
+
+
+def _namespace_labels(present: Mapping[ObjectId, Mapping[str, Any]], namespace: str) -> dict[str, str]:
+    ns = present.get(("", "Namespace", "", namespace))
+    return {**(ns["metadata"].get("labels", {}) if ns else {}), NAMESPACE_NAME: namespace}
+
+
+def _selects(binding: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    """Whether an admission policy binding applies in a namespace of these labels: its `namespaceSelector` (a
+    metav1.LabelSelector; none selects every namespace) holds every `matchLabels` pair and `matchExpressions`
+    requirement."""
+    selector = (binding["spec"].get("matchResources") or {}).get("namespaceSelector") or {}
+    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
+        return False
+    return all(_requirement_holds(e, labels) for e in selector.get("matchExpressions") or ())
+
+
+def _requirement_holds(expression: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    key, values = expression["key"], expression.get("values") or ()
+    return {
+        "In": key in labels and labels[key] in values,
+        "NotIn": key not in labels or labels[key] not in values,
+        "Exists": key in labels,
+        "DoesNotExist": key not in labels,
+    }[expression["operator"]]
