@@ -534,6 +534,13 @@ _RULES: tuple[Rule, ...] = (
         "A KEDA-autoscaled workload whose name is too long for the HorizontalPodAutoscaler KEDA names after it "
         "(keda-hpa-<name>, at most 63 characters).",
     ),
+    Rule(
+        "PC496",
+        "quota-below-queue",
+        Severity.WARNING,
+        "A tenant's queue admits more gangs at once than its namespace quota holds: a gang admitted by the queue gets "
+        "only part of its pods, and waits holding quota no other job can use.",
+    ),
     # PC5xx: placement proof
     Rule(
         "PC501",

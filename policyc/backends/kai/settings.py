@@ -14,6 +14,8 @@ WORKLOAD_KINDS = ("Job", "Deployment", "PyTorchJob")
 """They join through their top owner's queue label and their pods' schedulerName; KAI's pod-grouper makes their
 PodGroups."""
 DEFAULT_KINDS = {"training": "Job", "inference": "Deployment"}
+PODS_AFTER_ADMISSION: dict[str, str] = {}
+"""None: their controllers create the pods at once, and KAI's queues schedule pods that exist."""
 NAMESPACES = ("kai-scheduler", "kai-resource-reservation")
 """Where its components run (the second: its GPU-sharing reservation pods): no tenant may own them."""
 LABEL_DOMAINS = ("kai.scheduler", "run.ai")

@@ -12,6 +12,10 @@ from policyc.model.base import SchedulerSettings
 TITLE = "Kueue"
 WORKLOAD_KINDS = ("Job", "Deployment", "PyTorchJob")
 DEFAULT_KINDS = {"training": "Job", "inference": "Deployment"}
+PODS_AFTER_ADMISSION = {"Job": "all", "PyTorchJob": "all"}
+"""Kinds Kueue holds suspended until their ClusterQueue admits them, so that their pods are created only then, and
+what the queue counts of a job: all its pods (Kueue admits a workload whole). A Deployment's pods are created at
+once, held by a scheduling gate."""
 NAMESPACES = ("kueue-system",)
 """Where its components run: no tenant may own them."""
 LABEL_DOMAINS = ("kueue.x-k8s.io",)
