@@ -576,6 +576,13 @@ _RULES: tuple[Rule, ...] = (
         "A memory amount with a decimal suffix (M, G, T ...) where the binary one (Mi, Gi, Ti ...) is almost certainly "
         "meant: 32G is 7 % less than 32Gi.",
     ),
+    Rule(
+        "PC496",
+        "quota-below-queue",
+        Severity.WARNING,
+        "A tenant's queue admits more gangs at once than its namespace quota holds: a gang admitted by the queue gets "
+        "only part of its pods, and waits holding quota no other job can use.",
+    ),
     # PC5xx: placement proof
     Rule(
         "PC501",

@@ -29,6 +29,7 @@ from policyc import dra, mig
 from policyc.backends.kubernetes import QUOTA_NAME, quota_object
 from policyc.checks.autoscaling import Headroom, headroom
 from policyc.checks.capacity import own_guarantees, quota_totals, subtree_reach
+from policyc.checks.quota_queue import binding
 from policyc.checks.sizing import pool_room, queue_use
 from policyc.compiler import Compilation
 from policyc.contract import contract_pod, pod_resources, reachable_pools
@@ -205,6 +206,8 @@ class WorkloadFigures:
     queue: str
     pools: str
     fits: bool
+    gangs: str = "-"
+    """How many of its gangs start at once by its queue and by its quota, the binding one first (`binding`)."""
 
 
 @dataclass(frozen=True)
@@ -234,6 +237,13 @@ ATTRIBUTION = (
     "A tenant's guarantee (less its child queues' guarantees) counts on the tiers of the pools its workloads can "
     "reach, split in proportion to their devices of that resource in each tier, in whole devices (largest "
     "remainders round up)."
+)
+
+
+GANGS = (
+    "Gangs at once: for a kind whose pods are created only once its queue admits the job, how many of the workload's "
+    "gangs start together, alone, by the queue's capability and by the namespace quota; the first named binds first. "
+    "A quota that binds before the queue leaves an admitted gang partly created (PC496)."
 )
 
 
@@ -361,6 +371,7 @@ def _workload(cluster: Cluster, w: Workload) -> WorkloadFigures:
         queue,
         f"{'fits' if pools_ok else 'over'}: room for {room}",
         quota_ok and queue_ok and pools_ok and not pods.unsized,
+        binding(cluster, w),
     )
 
 
@@ -404,7 +415,18 @@ def _tables(f: Figures) -> list[tuple[str, list[str], list[list[str]], list[str]
     overcommit = [[r, str(a), amount_of(f.of(r)) if f.of(r) else str(c), _ratio(a, c)]
                   for r, (a, c) in sorted(f.overcommit.items())]  # fmt: skip
     workloads = [
-        [w.name, w.tenant, w.namespace, str(w.pods), w.per_pod, w.quota, w.queue, w.pools, "yes" if w.fits else "NO"]
+        [
+            w.name,
+            w.tenant,
+            w.namespace,
+            str(w.pods),
+            w.per_pod,
+            w.quota,
+            w.queue,
+            w.pools,
+            "yes" if w.fits else "NO",
+            w.gangs,
+        ]
         for w in f.workloads
     ]
     autoscalers = [[h.workload, str(h.min), str(h.max), *("-" if n is None else str(n) for n in (h.quota, h.queue)),
@@ -434,9 +456,10 @@ def _tables(f: Figures) -> list[tuple[str, list[str], list[list[str]], list[str]
         ("Quotas against capacity", ["resource", "quotas allow", "cluster has", "ratio"], overcommit, []),
         (
             "Workloads (all pods at once)",
-            ["workload", "tenant", "namespace", "pods", "per pod", "namespace quota", "queue", "pools", "fits"],
+            ["workload", "tenant", "namespace", "pods", "per pod", "namespace quota", "queue", "pools", "fits",
+             "gangs at once"],
             workloads,
-            [],
+            [GANGS],
         ),
         *([("Autoscalers (the most pods each bound admits)",
             ["workload", "min", "max", "namespace quota", "queue", "pools"], autoscalers, [])] if autoscalers else []),

@@ -60,7 +60,7 @@ spec:
       namespaces: [research]
       priorityClasses: [training]  # pods of other classes are refused in these namespaces
       queue: {weight: 2, guarantee: {gpu: 16}, capability: {gpu: 48}}
-      quota: {requests: {cpu: "300", memory: 3000Gi, gpu: 48}}
+      quota: {requests: {cpu: "600", memory: 6000Gi, gpu: 48}}   # holds the 3 pretrain jobs its queue admits
     - name: product
       namespaces: [product]
       queue: {weight: 1, guarantee: {gpu: 8}, capability: {gpu: 16}}

@@ -61,7 +61,7 @@ spec:
   tenants:
     - name: ml
       namespaces: [ml]
-      queue: {guarantee: {gpu: 8}}
+      queue: {guarantee: {gpu: 8}, capability: {gpu: 160}}   # what its quota holds (PC496)
       quota:
         requests: {gpu: 160}
         perPriorityClass:
@@ -560,6 +560,7 @@ def test_slinky_pods_in_a_tenants_namespace_must_fit_its_quota() -> None:
     # ml keeps 32 GPUs: with slurm-ops' 136 the quotas hold the cluster's 168 GPUs (4 x 8 + 17 x 8)
     ml_quota = "requests: {gpu: 160}\n        perPriorityClass:\n          slurm-high-priority: {gpu: 64}\n"
     text = SLINKY.replace(ml_quota, "requests: {gpu: 32}\n").replace("  workloads:\n", SLURM_TENANT + "  workloads:\n")
+    text = text.replace("capability: {gpu: 160}", "capability: {gpu: 32}")  # the queue admits what the quota holds
     # batch's slurmd pods request 17 nodes x 8 = 136 GPUs, prep's none: within 136 and 136
     assert codes(text) == []
     tight = text.replace("{gpu: 136}", "{gpu: 100}")

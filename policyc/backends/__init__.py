@@ -4,8 +4,9 @@ The Kubernetes objects (namespaces, quotas, priority classes), the node plan, th
 the workload templates are the same for every scheduler. A scheduler backend is a package registered in
 `SCHEDULERS`, with three modules the rest of policyc reads:
 
-- ``settings``: its settings model (one member of the union `spec.scheduler` is), the workload kinds it runs,
-  and the namespaces, label domains and device resources it owns. Light: every process imports it.
+- ``settings``: its settings model (one member of the union `spec.scheduler` is), the workload kinds it runs
+  (and those whose pods are created only once its queue admits them, `PODS_AFTER_ADMISSION`), and the
+  namespaces, label domains and device resources it owns. Light: every process imports it.
 - ``codes``: its diagnostic rules (`RULES`), part of the catalogue in `policyc.codes`.
 - ``backend``: the contract of `policyc.backends.interface.SchedulerBackend` (its objects, how a workload joins
   its queue, its checks), imported only when a policy selects it.

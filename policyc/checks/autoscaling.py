@@ -163,7 +163,7 @@ def _quota(cluster: Cluster, w: Workload, a: Autoscale, tenant: Tenant) -> Itera
     if not over or largest == 0:  # not even one pod: its template is refused, which the admission proof reports
         return
     first = over[0]
-    raise_ = " and ".join(f"{_field(cluster, tenant.name, u)} to at least {u.need}" for u in over)
+    raise_ = " and ".join(f"{'.'.join(quota_field(cluster, tenant.name, u))} to at least {u.need}" for u in over)
     bound, at = ("max", "max") if largest >= a.min else ("min and autoscale.max", "min")
     yield diag(
         "autoscale-exceeds-quota",
@@ -176,15 +176,16 @@ def _quota(cluster: Cluster, w: Workload, a: Autoscale, tenant: Tenant) -> Itera
     )  # fmt: skip
 
 
-def _field(cluster: Cluster, tenant: str, use: QuotaUse) -> str:
-    """The policy field that sets a quota key, e.g. quota.requests.gpu or quota.perPriorityClass.<class>.gpu."""
+def quota_field(cluster: Cluster, tenant: str, use: QuotaUse) -> tuple[str, ...]:
+    """The policy field (under the tenant) that sets a quota key, e.g. (quota, requests, gpu) or
+    (quota, perPriorityClass, <class>, gpu)."""
     key = cluster.tenant_key(tenant, use.key.removeprefix("requests.").removeprefix("limits."))
     if use.quota.startswith(CLASS_QUOTA_PREFIX):
-        return f"quota.perPriorityClass.{use.quota.removeprefix(CLASS_QUOTA_PREFIX)}.{key}"
+        return ("quota", "perPriorityClass", use.quota.removeprefix(CLASS_QUOTA_PREFIX), key)
     if use.key.startswith(("requests.", "limits.")) or dra.is_devices_key(use.key):
         part = "limits" if use.key.startswith("limits.") else "requests"
-        return f"quota.{part}.{key}"
-    return f"quota.objects.{use.key}"
+        return ("quota", part, key)
+    return ("quota", "objects", use.key)
 
 
 @dataclass(frozen=True, slots=True)

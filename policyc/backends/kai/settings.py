@@ -17,6 +17,9 @@ DEFAULT_KINDS = {"training": "Job", "inference": "Deployment"}
 GANG_KINDS = ("Job", "PyTorchJob")
 """The kinds whose template carries a gang minimum (`minMember`): a batch Job's kai.scheduler/batch-min-member, a
 PyTorchJob's schedulingPolicy.minAvailable. A Deployment's pods are placed one by one."""
+
+PODS_AFTER_ADMISSION: dict[str, str] = {}
+"""None: their controllers create the pods at once, and KAI's queues schedule pods that exist."""
 NAMESPACES = ("kai-scheduler", "kai-resource-reservation")
 """Where its components run (the second: its GPU-sharing reservation pods): no tenant may own them."""
 LABEL_DOMAINS = ("kai.scheduler", "run.ai")

@@ -15,6 +15,11 @@ DEFAULT_KINDS = {"training": "Job", "inference": "Deployment"}
 GANG_KINDS = ("Job", "PyTorchJob")
 """The kinds whose template carries a gang minimum (`minMember`): a batch Job's partial admission, a PyTorchJob's
 schedulingPolicy.minAvailable (which Kueue does not read: PC708 says so). A Deployment has none."""
+
+PODS_AFTER_ADMISSION = {"Job": "all", "PyTorchJob": "all"}
+"""Kinds Kueue holds suspended until their ClusterQueue admits them, so that their pods are created only then, and
+what the queue counts of a job: all its pods (Kueue admits a workload whole). A Deployment's pods are created at
+once, held by a scheduling gate."""
 NAMESPACES = ("kueue-system",)
 """Where its components run: no tenant may own them."""
 LABEL_DOMAINS = ("kueue.x-k8s.io",)

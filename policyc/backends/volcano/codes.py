@@ -52,4 +52,11 @@ RULES: tuple[Rule, ...] = (
         Severity.WARNING,
         "An action the policy relies on (reclaim for guarantees, enqueue) is not enabled.",
     ),
+    Rule(
+        "PC699",
+        "preemption-held-by-queue",
+        Severity.WARNING,
+        "A tenant's higher priority class cannot displace its lower ones in a full queue: Volcano holds the job "
+        "before enqueue, where preempt never sees it.",
+    ),
 )

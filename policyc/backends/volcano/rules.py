@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from policyc.backends.volcano.backend import scheduler_conf_with_origins
 from policyc.backends.volcano.conf import check_actions, check_conf
 from policyc.checks import queue_tree
-from policyc.diagnostics import Diagnostic, diag
+from policyc.diagnostics import Diagnostic, diag, listing
 from policyc.ir import Cluster, queue_chain
 
 SCHEDULER = ("spec", "scheduler")
@@ -25,6 +25,7 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
     yield from _queue_fields(cluster)
     yield from _hierarchy(cluster)
     yield from queue_tree.leaf_queues_only(cluster, "Volcano")
+    yield from _preemption(cluster)
 
 
 def _plugins(cluster: Cluster) -> Iterator[Diagnostic]:
@@ -107,6 +108,58 @@ def _hierarchy(cluster: Cluster) -> Iterator[Diagnostic]:
                 hint=f"give it a parent at most {MAX_DEPTH - 1} levels below root, e.g. parent: "
                 f"{chain[len(chain) - MAX_DEPTH + 1].name}, or flatten the queue tree",
             )
+
+
+PREEMPT_ACTIONS = ("preempt", "gangpreempt")
+"""Actions that displace lower-priority jobs of the same queue; both skip jobs whose PodGroup is still Pending."""
+
+
+def _preemption(cluster: Cluster) -> Iterator[Diagnostic]:
+    """A tenant whose workloads run at classes of which a higher one may preempt a lower one: with enqueue, it cannot
+    once the queue is full.
+
+    `enqueue` lets a PodGroup leave Pending only while the queue's allocated and inqueue work plus its minResources
+    stay within the queue's capability (the cluster, without one), whatever the job's priority; `preempt` and
+    `gangpreempt` skip Pending jobs. So a higher-class job held by a queue full of lower-class work waits for that
+    work to end (volcano#1772, #2067; the vectors' minimal/scenario/preempt-lower). Said of a complete policy only: a
+    class left out for its error would read as none.
+    """
+    if not cluster.complete:
+        return
+    actions = cluster.scheduler.actions
+    if "enqueue" not in actions or not any(a in actions for a in PREEMPT_ACTIONS):
+        return
+    classes = {c.name: c for c in cluster.priority_classes}
+    default = next((c.name for c in cluster.priority_classes if c.global_default), None)
+    for t in cluster.tenants:
+        runs = [(w, classes.get(w.priority_class or default or "")) for w in cluster.workloads if w.tenant == t.name]
+        if not runs:
+            continue
+        low = min((c for _, c in runs), key=lambda c: (c.value, c.name) if c else (0, ""))
+        lowest = low.value if low else 0
+        higher = [(w, c) for w, c in runs if c and c.value > lowest and c.preemption_policy != "Never"]
+        if not higher:
+            continue
+        w, c = max(higher, key=lambda wc: (wc[1].value, wc[0].name))
+        lower = listing([v.name for v, d in runs if d == low])
+        at = f"priority class {low.name} ({low.value})" if low else "no priority class (0)"
+        preempting = sorted({d.name for _, d in higher})
+        capped = [f"queue.capability.{cluster.policy_key(r)} {amount}" for r, amount in t.queue.capability.items()]
+        full = (
+            f"its queue's capability ({', '.join(capped)})" if capped else "the cluster (its queue has no capability)"
+        )
+        yield diag(
+            "preemption-held-by-queue",
+            f"tenant '{t.name}' runs {w.name} at priority class {c.name} ({c.value}) and {lower} at {at}, but "
+            f"Volcano lets a higher class displace a lower one only while queue '{t.name}' has room: once lower-class "
+            f"work fills {full}, a higher-class job is held before enqueue ('queue resource quota insufficient'), "
+            "where preempt never sees it, and waits for that work to end (volcano#1772, #2067)",
+            (*w.path, "priorityClass") if w.priority_class else (*w.path, "name"),
+            hint=f"if {' and '.join(preempting)} should only go first (Volcano orders waiting jobs by priority), set "
+            f"preemptionPolicy: Never on {'it' if len(preempting) == 1 else 'them'} (then neither preempts nor "
+            f"reclaims); if {w.name} must displace other work, give it a tenant of its own, whose guarantee reclaim "
+            "takes back (in the recorded runs, for a one-pod job only: never for a gang)",
+        )
 
 
 RESERVED_QUEUES = ("root", "default")

@@ -12,6 +12,11 @@ from policyc.model.base import SchedulerSettings
 TITLE = "Volcano"
 WORKLOAD_KINDS = ("VolcanoJob", "Job", "Deployment", "PyTorchJob")
 """batch/v1 Jobs and Deployments join through their pods' schedulerName and queue annotation."""
+PODS_AFTER_ADMISSION = {"VolcanoJob": "gang", "PyTorchJob": "gang"}
+"""Kinds whose controller creates a job's pods only once the queue admits it (its PodGroup leaves Pending: Volcano's
+job controller, and the training operator's DelayPodCreationDueToPodGroup), and what the queue counts of the job
+then: its gang's pods (the PodGroup's minResources). A Deployment's or batch Job's pods exist before their queue
+sees them."""
 DEFAULT_KINDS = {"training": "VolcanoJob", "inference": "Deployment"}
 GANG_KINDS = ("VolcanoJob", "PyTorchJob")
 """The kinds whose template carries a gang minimum (`minMember`): a Volcano Job's minAvailable, a PyTorchJob's
