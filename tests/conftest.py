@@ -15,6 +15,14 @@ POLICIES = REPO / "policies"
 GOLDEN = Path(os.environ.get("POLICYC_GOLDEN", REPO / "golden"))
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-cases",
+        action="store_true",
+        help="write each invalid case's diagnostics into its '# output' block (tests/test_invalid_cases.py)",
+    )
+
+
 def shared_dir() -> Path:
     """`../shared` beside the checkout (CI puts it there), or POLICYC_SHARED."""
     return Path(os.environ.get("POLICYC_SHARED", REPO.parent / "shared"))

@@ -5,10 +5,10 @@ Right after its ``# expect:`` line a case in tests/cases/invalid/ has one or mor
     # fix: <old text> => <new text>
 
 each applied in order as a literal replacement of the single occurrence of <old text> in the case's body (the
-file without its leading ``# expect:``/``# fix:`` lines). ``\\n`` in either side stands for a newline, ``\\t``
-for a tab and ``\\xNN`` for the byte NN (a file that is not UTF-8 has bytes no text can name); an empty
-<new text> deletes. After all fixes the policy must build, with no error and none of the codes the case expects
-(nor any code the unfixed case did not already have). A case whose fix is not mechanical says instead
+file without its leading ``# expect:``/``# fix:`` lines and its ``# output`` block). ``\\n`` in either side stands
+for a newline, ``\\t`` for a tab and ``\\xNN`` for the byte NN (a file that is not UTF-8 has bytes no text can
+name); an empty <new text> deletes. After all fixes the policy must build, with no error and none of the codes the
+case expects (nor any code the unfixed case did not already have). A case whose fix is not mechanical says instead
 
     # fix: none — <why>
 """
@@ -24,7 +24,7 @@ import pytest
 from policyc.codes import Severity
 from policyc.compiler import compile_file
 from policyc.formats import render_text
-from tests.test_invalid_cases import CASES, expected_codes
+from tests.test_invalid_cases import CASES, expected_codes, read_case
 
 FIX = "# fix: "
 NONE = re.compile(r"# fix: none — \S")
@@ -52,9 +52,10 @@ def unescape(text: str) -> str:
     return ESCAPE.sub(one, text)
 
 
-def read_case(case: Path) -> tuple[list[str], str]:
-    """The case's leading ``# expect:``/``# fix:`` lines and its body, undecodable bytes kept as surrogates."""
-    lines = case.read_bytes().decode("utf-8", errors="surrogateescape").splitlines(keepends=True)
+def header_and_body(case: Path) -> tuple[list[str], str]:
+    """The case's leading ``# expect:``/``# fix:`` lines and its body, the policy below them up to its ``# output``
+    block, undecodable bytes kept as surrogates."""
+    lines = read_case(case).policy.decode("utf-8", errors="surrogateescape").splitlines(keepends=True)
     header = 0
     while header < len(lines) and lines[header].startswith(("# expect:", FIX)):
         header += 1
@@ -86,7 +87,7 @@ def apply_fixes(case: Path, body: str, fixes: list[Fix]) -> str:
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.stem)
 def test_following_the_hint_fixes_the_case(case: Path, tmp_path: Path) -> None:
-    header, body = read_case(case)
+    header, body = header_and_body(case)
     fixes = parse_fixes(case, header)
     if fixes is None:
         return
@@ -107,7 +108,7 @@ def test_fix_lines_are_read_as_written(tmp_path: Path) -> None:
         b"# expect: PC008\n# fix: a\\tb => a b\n# fix: M\\xfcller => M\xc3\xbcller\n# fix: x:\\n  y => \n"
         b"name: M\xfcller\nk: a\tb\nx:\n  y: 1\n"
     )
-    header, body = read_case(case)
+    header, body = header_and_body(case)
     fixes = parse_fixes(case, header)
     assert fixes == [Fix("a\tb", "a b"), Fix("M\udcfcller", "Müller"), Fix("x:\n  y", "")]
     assert apply_fixes(case, body, fixes) == "name: Müller\nk: a b\n: 1\n"
@@ -117,10 +118,22 @@ def test_a_case_without_fix_lines_fails(tmp_path: Path) -> None:
     case = tmp_path / "case.yaml"
     case.write_text("# expect: PC101\nspec: {}\n")
     with pytest.raises(AssertionError, match="no '# fix: <old> => <new>' line"):
-        parse_fixes(case, read_case(case)[0])
+        parse_fixes(case, header_and_body(case)[0])
 
 
 def test_a_fix_whose_old_text_is_not_unique_fails(tmp_path: Path) -> None:
     case = tmp_path / "case.yaml"
     with pytest.raises(AssertionError, match="occurs 2 times"):
         apply_fixes(case, "gpu: 8\ngpu: 8\n", [Fix("gpu: 8", "gpu: 4")])
+
+
+def test_a_fix_is_not_matched_in_the_output_block(tmp_path: Path) -> None:
+    case = tmp_path / "case.yaml"
+    case.write_bytes(
+        b"# expect: PC101\n# fix: usgae: => usage:\nspec:\n  usgae: x\n\n# output\n"
+        b"# case.yaml:4:3: error PC101: unknown field 'usgae' in 'spec'; did you mean 'usage:'? usgae:\n"
+    )
+    header, body = header_and_body(case)
+    assert header == ["# expect: PC101", "# fix: usgae: => usage:"]
+    assert body == "spec:\n  usgae: x\n"
+    assert apply_fixes(case, body, parse_fixes(case, header)) == "spec:\n  usage: x\n"

@@ -27,6 +27,7 @@ from policyc.checks import (
     workloads,
 )
 from policyc.checks.written import Written
+from policyc.codes import Severity
 from policyc.diagnostics import Diagnostic
 from policyc.ir import Cluster
 
@@ -60,4 +61,7 @@ def run_checks(cluster: Cluster, written: Written) -> list[Diagnostic]:
     checks = (*CHECKS, *(scheduler(backend).checks() if backend in SCHEDULERS else ()))
     # Whether a field has an effect depends on the items around it: not knowable while some were left out.
     idle = no_effect.check(cluster, written) if cluster.complete else ()
-    return [*(d for check in checks for d in check(cluster)), *idle, *limits.decimal_memory(cluster, written)]
+    found = [*(d for check in checks for d in check(cluster)), *idle, *limits.decimal_memory(cluster, written)]
+    # A value that is an error is the cause: what else is said of it follows from it.
+    wrong = {d.path for d in found if d.severity is Severity.ERROR}
+    return [d for d in found if d.severity is Severity.ERROR or d.path not in wrong]
