@@ -115,8 +115,12 @@ class Node:
     @classmethod
     def from_object(cls, obj: Mapping[str, Any]) -> Node:
         meta, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
-        return cls(meta["name"], dict(meta.get("labels") or {}), tuple(spec.get("taints") or ()),
-                   resources(status.get("allocatable")))  # fmt: skip
+        return cls(
+            meta["name"],
+            dict(meta.get("labels") or {}),
+            tuple(spec.get("taints") or ()),
+            resources(status.get("allocatable")),
+        )
 
     def as_object(self) -> dict[str, Any]:
         return {"metadata": {"name": self.name, "labels": dict(self.labels)}, "spec": {"taints": list(self.taints)}}
@@ -138,9 +142,15 @@ class Queue:
         spec = obj.get("spec") or {}
         name = obj["metadata"]["name"]
         parent = spec.get("parent") or (None if name == ROOT else ROOT)
-        return cls(name, parent, resources(spec.get("capability")), resources(spec.get("deserved")),
-                   resources((spec.get("guarantee") or {}).get("resource")), spec.get("reclaimable", True) is not False,
-                   int(spec.get("weight") or 1))  # fmt: skip
+        return cls(
+            name,
+            parent,
+            resources(spec.get("capability")),
+            resources(spec.get("deserved")),
+            resources((spec.get("guarantee") or {}).get("resource")),
+            spec.get("reclaimable", True) is not False,
+            int(spec.get("weight") or 1),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,8 +177,12 @@ class Quota:
         if self.scope is None:
             return True
         operator, classes = self.scope
-        return {"In": priority_class in classes, "NotIn": priority_class not in classes,
-                "Exists": priority_class is not None, "DoesNotExist": priority_class is None}.get(operator, False)  # fmt: skip
+        return {
+            "In": priority_class in classes,
+            "NotIn": priority_class not in classes,
+            "Exists": priority_class is not None,
+            "DoesNotExist": priority_class is None,
+        }.get(operator, False)
 
     def usage(self, pod: Pod) -> dict[str, Fraction]:
         """What a pod adds to this quota's tracked keys."""
@@ -233,12 +247,20 @@ class Job:
     def from_object(cls, obj: Mapping[str, Any], default_queue: str = "default") -> Job:
         """From a `batch.volcano.sh` Job as stored (its webhook defaults minAvailable to the sum of the replicas)."""
         meta, spec = obj["metadata"], obj.get("spec") or {}
-        pods = tuple(Pod.from_template(t.get("template") or {}) for t in spec.get("tasks") or ()
-                     for _ in range(int(t.get("replicas", 1))))  # fmt: skip
+        pods = tuple(
+            Pod.from_template(t.get("template") or {})
+            for t in spec.get("tasks") or ()
+            for _ in range(int(t.get("replicas", 1)))
+        )
         min_available = spec.get("minAvailable")
-        return cls(meta.get("namespace", "default"), meta["name"], spec.get("queue") or default_queue,
-                   len(pods) if min_available is None else int(min_available), pods,
-                   spec.get("priorityClassName"))  # fmt: skip
+        return cls(
+            meta.get("namespace", "default"),
+            meta["name"],
+            spec.get("queue") or default_queue,
+            len(pods) if min_available is None else int(min_available),
+            pods,
+            spec.get("priorityClassName"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -416,8 +438,10 @@ class _Simulation:
                 if k.name in out:  # a cycle: the webhook refuses one, the model stops at it
                     continue
                 capability[k.name] = {**capability[parent], **k.capability}  # unset resources inherit the parent's
-                real = {n: max(a - guaranteed.get(n, Fraction(0)), Fraction(0)) + k.guarantee.get(n, Fraction(0))
-                        for n, a in out[parent].items()}  # fmt: skip
+                real = {
+                    n: max(a - guaranteed.get(n, Fraction(0)), Fraction(0)) + k.guarantee.get(n, Fraction(0))
+                    for n, a in out[parent].items()
+                }
                 for n, cap in capability[k.name].items():
                     real[n] = min(real.get(n, math.inf), cap)
                 out[k.name] = real
@@ -572,8 +596,7 @@ class _Simulation:
         used: Resources = {}
         for j in self.jobs.values():
             used = _add(used, j.allocated())
-        idle = (_add(_scaled(self.total, self.sched.overcommit), used, -1) if self.sched.overcommit is not None
-                else None)  # fmt: skip
+        idle = _add(_scaled(self.total, self.sched.overcommit), used, -1) if self.sched.overcommit is not None else None
         admitted: Resources = {}
         for j in self.jobs.values():
             if j.phase in (INQUEUE, RUNNING):
@@ -601,8 +624,9 @@ class _Simulation:
             held: Resources = {}
             for j in self.jobs.values():
                 if q in self._chain(j.spec.queue) and j.phase in (INQUEUE, RUNNING, UNKNOWN):
-                    held = _add(held, _add(_add(j.allocated(), j.still_needs() if j.phase != UNKNOWN else {}),
-                                           j.elastic(), -1))  # fmt: skip
+                    held = _add(
+                        held, _add(_add(j.allocated(), j.still_needs() if j.phase != UNKNOWN else {}), j.elastic(), -1)
+                    )
             over = _within(_add(held, gang), self.real_capability.get(q, {}), gang)
             if over:
                 return over
@@ -618,8 +642,11 @@ class _Simulation:
                 extra = _add(extra, p.requests)
             if self._queue_refuses(j.spec.queue, pod.spec.requests, extra):
                 continue
-            fitting = [n for n in self.nodes if self._admits(pod.spec, n)
-                       and _fits(self._free(n, pipelined), pod.spec.requests)]  # fmt: skip
+            fitting = [
+                n
+                for n in self.nodes
+                if self._admits(pod.spec, n) and _fits(self._free(n, pipelined), pod.spec.requests)
+            ]
             if fitting:
                 node = min(fitting, key=lambda n: (-self._score(n, pod.spec, pipelined), n))
                 pipelined.append((node, pod.spec))
@@ -658,12 +685,18 @@ class _Simulation:
             for node in self.nodes:
                 if not self._admits(pod.spec, node):
                     continue
-                candidates = [p for x in self.jobs.values() if x is not j for p in x.bound
-                              if p.node == node and p not in victims and self._candidate(j, x, reclaim)]  # fmt: skip
+                candidates = [
+                    p
+                    for x in self.jobs.values()
+                    if x is not j
+                    for p in x.bound
+                    if p.node == node and p not in victims and self._candidate(j, x, reclaim)
+                ]
                 if not candidates:
                     continue
-                chosen = self._victims(pod.spec, node, candidates, owner, allocated, deserved, reclaim, pipelined,
-                                       victims)  # fmt: skip
+                chosen = self._victims(
+                    pod.spec, node, candidates, owner, allocated, deserved, reclaim, pipelined, victims
+                )
                 if chosen is None:
                     continue
                 for v in chosen:
@@ -691,8 +724,14 @@ class _Simulation:
             return other.spec.queue != asker.spec.queue and (queue is None or queue.reclaimable)
         return other.spec.queue == asker.spec.queue and other.priority < asker.priority
 
-    def _preemptive(self, queue: str, pod: Pod, allocated: Mapping[str, Resources], placed: list[_Pod],
-                    deserved: Mapping[str, Resources]) -> bool:  # fmt: skip
+    def _preemptive(
+        self,
+        queue: str,
+        pod: Pod,
+        allocated: Mapping[str, Resources],
+        placed: list[_Pod],
+        deserved: Mapping[str, Resources],
+    ) -> bool:
         """Whether the queue may reclaim for one more pod: within its real capability, and below its deserved share on
         some resource the pod asks for."""
         future = dict(allocated.get(queue, {}))
@@ -702,16 +741,28 @@ class _Simulation:
         if _within(future, self.real_capability.get(queue, {}), pod.requests):
             return False
         share = deserved.get(queue, {})
-        return any(a > 0 and share.get(n, Fraction(0)) > 0 and future.get(n, Fraction(0)) <= share[n]
-                   for n, a in pod.requests.items())  # fmt: skip
+        return any(
+            a > 0 and share.get(n, Fraction(0)) > 0 and future.get(n, Fraction(0)) <= share[n]
+            for n, a in pod.requests.items()
+        )
 
-    def _victims(self, pod: Pod, node: str, candidates: list[_Pod], owner: Mapping[int, _Job],
-                 allocated: dict[str, Resources], deserved: Mapping[str, Resources], reclaim: bool,
-                 pipelined: list[tuple[str, Pod]], taken: list[_Pod]) -> list[_Pod] | None:  # fmt: skip
+    def _victims(
+        self,
+        pod: Pod,
+        node: str,
+        candidates: list[_Pod],
+        owner: Mapping[int, _Job],
+        allocated: dict[str, Resources],
+        deserved: Mapping[str, Resources],
+        reclaim: bool,
+        pipelined: list[tuple[str, Pod]],
+        taken: list[_Pod],
+    ) -> list[_Pod] | None:
         """The victims to evict on `node` for `pod` (lowest priority, then newest first), or None if they cannot make
         room."""
-        ordered = sorted(candidates, key=lambda p: (owner[id(p)].priority, -owner[id(p)].order,
-                                                    -owner[id(p)].pods.index(p)))  # fmt: skip
+        ordered = sorted(
+            candidates, key=lambda p: (owner[id(p)].priority, -owner[id(p)].order, -owner[id(p)].pods.index(p))
+        )
         scratch = {q: dict(a) for q, a in allocated.items()}
         eligible = []
         for v in ordered:
@@ -770,8 +821,10 @@ class _Simulation:
                 return
 
     def outcomes(self) -> dict[str, Outcome]:
-        return {k: Outcome(j.phase, j.held, len(j.pods), tuple(p.node for p in j.bound if p.node), j.evicted)
-                for k, j in sorted(self.jobs.items())}  # fmt: skip
+        return {
+            k: Outcome(j.phase, j.held, len(j.pods), tuple(p.node for p in j.bound if p.node), j.evicted)
+            for k, j in sorted(self.jobs.items())
+        }
 
 
 def simulate(cluster: Cluster, jobs: Sequence[Job], existing: Sequence[Existing] = ()) -> dict[str, Outcome]:

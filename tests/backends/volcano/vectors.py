@@ -76,7 +76,11 @@ def parse_yaml(text: str) -> Any:
 def node_objects(tree: str) -> list[dict[str, Any]]:
     """The tree's Nodes as the API objects they were (the vectors group nodes alike)."""
     return [
-        {"metadata": {"name": name, "labels": group["labels"]}, "spec": {"taints": group.get("taints") or []},
-         "status": {"allocatable": group["allocatable"]}}
-        for group in load().trees[tree]["nodes"] for name in group["names"]
-    ]  # fmt: skip
+        {
+            "metadata": {"name": name, "labels": group["labels"]},
+            "spec": {"taints": group.get("taints") or []},
+            "status": {"allocatable": group["allocatable"]},
+        }
+        for group in load().trees[tree]["nodes"]
+        for name in group["names"]
+    ]
