@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from policyc.backends.volcano.backend import QUEUE_ANNOTATION
 from policyc.k8s.quantity import Quantity
 from policyc.k8s.scheduling import RequiredNodeAffinity, taint_filter
 
@@ -244,23 +245,32 @@ class Job:
         return out
 
     @classmethod
-    def from_object(cls, obj: Mapping[str, Any], default_queue: str = "default") -> Job:
-        """From a `batch.volcano.sh` Job as stored (its webhook defaults minAvailable to the sum of the replicas)."""
+    def from_object(cls, obj: Mapping[str, Any]) -> Job:
+        """From a `batch.volcano.sh` Job as stored (its webhook defaults minAvailable to the sum of the replicas and the
+        queue to `default`); or from a Deployment, StatefulSet or batch/v1 Job whose pods name Volcano: the controller
+        gives their owner a PodGroup of minMember 1, in the queue of the pods' `scheduling.volcano.sh/queue-name`."""
         meta, spec = obj["metadata"], obj.get("spec") or {}
-        pods = tuple(
-            Pod.from_template(t.get("template") or {})
-            for t in spec.get("tasks") or ()
-            for _ in range(int(t.get("replicas", 1)))
-        )
-        min_available = spec.get("minAvailable")
-        return cls(
-            meta.get("namespace", "default"),
-            meta["name"],
-            spec.get("queue") or default_queue,
-            len(pods) if min_available is None else int(min_available),
-            pods,
-            spec.get("priorityClassName"),
-        )
+        namespace, name = meta.get("namespace", "default"), meta["name"]
+        if str(obj.get("apiVersion", "")).startswith("batch.volcano.sh/"):
+            pods = tuple(
+                Pod.from_template(t.get("template") or {})
+                for t in spec.get("tasks") or ()
+                for _ in range(int(t.get("replicas", 1)))
+            )
+            min_available = spec.get("minAvailable")
+            return cls(
+                namespace,
+                name,
+                spec.get("queue") or "default",
+                len(pods) if min_available is None else int(min_available),
+                pods,
+                spec.get("priorityClassName"),
+            )
+        template = spec.get("template") or {}
+        count = spec.get("parallelism", 1) if obj.get("kind") == "Job" else spec.get("replicas", 1)
+        queue = ((template.get("metadata") or {}).get("annotations") or {}).get(QUEUE_ANNOTATION, "default")
+        pod = Pod.from_template(template)
+        return cls(namespace, name, queue, 1, (pod,) * int(count), pod.priority_class)
 
 
 @dataclass(frozen=True, slots=True)

@@ -179,3 +179,28 @@ def test_scheduler_reads_the_conf():
         Fraction(3, 2),
         False,
     )
+
+
+def test_jobs_from_objects():
+    """A Volcano Job is one gang of its tasks' pods; a Deployment's pods are each placed alone (minMember 1), in the
+    queue their annotation names."""
+    template = {
+        "metadata": {"annotations": {"scheduling.volcano.sh/queue-name": "q"}},
+        "spec": {"containers": [{"resources": {"limits": {GPU: "2", "memory": "1Gi"}}}]},
+    }
+    volcano = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": "v", "namespace": "ns"},
+        "spec": {"queue": "q", "tasks": [{"replicas": 3, "template": template}]},
+    }
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d", "namespace": "ns"},
+        "spec": {"replicas": 4, "template": template},
+    }
+    v, d = vc.Job.from_object(volcano), vc.Job.from_object(deployment)
+    # a limit without a request is the request; minAvailable defaults to all 3 pods: a gang of 3 x 2 GPUs
+    assert (v.queue, v.min_available, len(v.pods), v.gang[GPU], v.gang["memory"]) == ("q", 3, 3, 6, 3 * 2**30)
+    assert (d.queue, d.min_available, len(d.pods), d.gang[GPU]) == ("q", 1, 4, 2)

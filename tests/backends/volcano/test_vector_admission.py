@@ -145,7 +145,7 @@ def workload(obj: Mapping[str, Any], unsaid: list[str]) -> dict[str, Any] | None
 def _admitted_queue_cases(tree: str | None) -> list[Mapping[str, Any]]:
     return [
         c
-        for c in vectors.case_ids("admission")
+        for c in vectors.cases("admission")
         if c["tree"] == tree
         and c["observed"]["verdict"] == "admitted"
         and _subject(c)["kind"] == "Queue"
@@ -171,7 +171,7 @@ def _fixtures() -> frozenset[str]:
     """Queues the hand-made cases use without creating them: those an admitted Job or PodGroup names."""
     return frozenset(
         c["input"]["object"]["spec"].get("queue")
-        for c in vectors.case_ids("admission")
+        for c in vectors.cases("admission")
         if c["tree"] is None and c["observed"]["verdict"] == "admitted" and _subject(c)["kind"] in ("Job", "PodGroup")
     )
 
@@ -364,7 +364,6 @@ def _reason(
     return Reason(re.compile(pattern), frozenset(rules), facts or (lambda m: []), never)
 
 
-NAME = Fact
 REASONS = (
     _reason(r"'minAvailable' is greater than 'replicas' in task", never=tasks_with_min_available),
     _reason(r"job 'minAvailable' should not be greater than total replicas in tasks", ["invalid-value"]),
@@ -398,14 +397,14 @@ REASONS = (
     _reason(
         r"failed to get parent queue (?P<parent>\S+) of queue (?P<queue>\S+):",
         ["unknown-parent-queue"],
-        _groups(parent=NAME, queue=NAME),
+        _groups(parent=Fact, queue=Fact),
     ),
-    _reason(r"queue (?P<queue>\S+) cannot use itself as parent", ["unknown-parent-queue"], _groups(queue=NAME)),
+    _reason(r"queue (?P<queue>\S+) cannot use itself as parent", ["unknown-parent-queue"], _groups(queue=Fact)),
     _reason(
         r"queue (?P<queue>\S+) capability\[[^\]]+\]=(?P<capability>[\d.]+) exceeds its ancestor's "
         r"capability=(?P<ancestor>[\d.]+)",
         ["child-capability-above-ancestor"],
-        _groups(queue=NAME, capability=_milli, ancestor=_milli),
+        _groups(queue=Fact, capability=_milli, ancestor=_milli),
     ),
     _reason(
         r"parent queue (?P<parent>\S+) validation failed: sum of children's (?P<field>deserved|guarantee) "
@@ -416,28 +415,28 @@ REASONS = (
     _reason(
         r"queues\.scheduling\.volcano\.sh \"(?P<queue>root|default)\" already exists",
         ["reserved-queue-name"],
-        _groups(queue=NAME),
+        _groups(queue=Fact),
     ),
     _reason(
         r"(?P<queue>root) queue's resource attributes .* cannot be modified",
         ["reserved-queue-name"],
-        _groups(queue=NAME),
+        _groups(queue=Fact),
     ),
-    _reason(r"`(?P<queue>[^`]+)` queue can not be deleted", ["reserved-queue-name"], _groups(queue=NAME)),
+    _reason(r"`(?P<queue>[^`]+)` queue can not be deleted", ["reserved-queue-name"], _groups(queue=Fact)),
     _reason(
         r"queue (?P<queue>\S+) can not be deleted because it has \d+ child queues",
         ["unknown-parent-queue"],
-        _groups(queue=NAME),
+        _groups(queue=Fact),
     ),
     _reason(
         r"unable to find (?:job )?queue: queue\.scheduling\.volcano\.sh \"(?P<queue>[^\"]+)\" not found",
         ["unknown-tenant"],
-        _groups(queue=NAME),
+        _groups(queue=Fact),
     ),
     _reason(
         r"can only submit job to leaf queue, queue `(?P<queue>[^`]+)`",
         ["workload-in-parent-queue"],
-        _groups(queue=NAME),
+        _groups(queue=Fact),
     ),
     _reason(r"can only submit PodGroup to queue with state `Open`", never=queues_not_open),
     _reason(r"spec\.tasks in body should have at least 1 items", never=jobs_without_one_named_task),
@@ -462,7 +461,7 @@ def reason_of(message: str) -> tuple[Reason, re.Match[str]]:
 
 
 def _cases() -> list[Any]:
-    found = vectors.case_ids("admission")
+    found = vectors.cases("admission")
     return [pytest.param(c, id=c["id"]) for c in found] or [pytest.param(None, id="no-vectors")]
 
 
@@ -516,10 +515,11 @@ def test_policyc_gives_the_webhooks_verdict(case):
         return
     if unknown:
         pytest.skip(f"the verdict turns on queues whose spec no case records: {', '.join(unknown)}")
+    unsaid = "".join(f", without {u} (the policy cannot say it)" for p in policies for u in p.unsaid)
+    said = [f"{d.code} {d.message}" for d in errors] or "nothing"
     pytest.fail(
-        f"the webhook refused ({observed['message']}); policyc says "
-        f"{[f'{d.code} {d.message}' for d in errors] or 'nothing'}, expected {sorted(reason.rules)} naming "
-        f"{[f.text for f in facts]}"
+        f"the webhook refused ({observed['message']}); policyc, given the object{unsaid}, says {said}; expected "
+        f"{sorted(reason.rules)} naming {[f.text for f in facts]}"
     )
 
 
@@ -545,7 +545,7 @@ def _same_quantity(a: Any, b: Any) -> bool:
 
 
 def _emitted_queue_cases() -> list[Any]:
-    found = [c for c in vectors.case_ids("admission") if c["tree"] is not None and _subject(c)["kind"] == "Queue"]
+    found = [c for c in vectors.cases("admission") if c["tree"] is not None and _subject(c)["kind"] == "Queue"]
     return [pytest.param(c, id=c["id"]) for c in found] or [pytest.param(None, id="no-vectors")]
 
 

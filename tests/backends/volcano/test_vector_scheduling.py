@@ -21,7 +21,7 @@ from tests.conftest import missing_shared_data
 
 
 def _cases(kind: str) -> list[Any]:
-    found = vectors.case_ids(kind)
+    found = vectors.cases(kind)
     return [pytest.param(c, id=c["id"]) for c in found] or [pytest.param(None, id="no-vectors")]
 
 

@@ -49,7 +49,7 @@ def load() -> Vectors | None:
     return Vectors(trees, tuple(cases))
 
 
-def case_ids(kind: str) -> list[Mapping[str, Any]]:
+def cases(kind: str) -> list[Mapping[str, Any]]:
     vectors = load()
     return [] if vectors is None else vectors.of_kind(kind)
 
