@@ -777,9 +777,10 @@ class _Simulation:
         eligible = []
         for v in ordered:
             q = owner[id(v)].spec.queue
-            if reclaim and not self._reclaimable(v.spec, scratch[q], deserved.get(q, {}), self.queues[q].guarantee):
+            guarantee = self.queues[q].guarantee if q in self.queues else {}
+            if reclaim and not self._reclaimable(v.spec, scratch.get(q, {}), deserved.get(q, {}), guarantee):
                 continue
-            scratch[q] = _add(scratch[q], v.spec.requests, -1)
+            scratch[q] = _add(scratch.get(q, {}), v.spec.requests, -1)
             eligible.append(v)
         free = self._free(node, pipelined, taken)
         chosen = []
@@ -791,6 +792,8 @@ class _Simulation:
         return chosen if eligible and _fits(free, pod.requests) else None
 
     def _reclaimable(self, victim: Pod, allocated: Resources, deserved: Resources, guarantee: Resources) -> bool:
+        """Whether reclaim may take `victim` from a queue that has `allocated`: its queue keeps its guarantee, and is
+        above its deserved share (capacity: on a resource the victim holds; proportion: on every resource)."""
         after = _add(allocated, victim.requests, -1)
         if any(after.get(n, Fraction(0)) < a for n, a in guarantee.items()):
             return False
@@ -810,6 +813,7 @@ class _Simulation:
         )
 
     def settle(self) -> None:
+        """Run scheduling cycles until one changes nothing."""
         for _ in range(MAX_CYCLES):
             before = self._signature()
             self._create_pods()

@@ -191,8 +191,8 @@ def _before(case: Mapping[str, Any]) -> list[capacity.Existing]:
     that continues (`_continues`) starts from
     - the jobs of the tree's records that no loaded case submitted (made by a step the vectors hold back), as first
       recorded;
-    - the jobs earlier cases of the tree submitted that held pods when they ended (a job still waiting is taken as
-      withdrawn unless the case lists it);
+    - the jobs earlier cases of the tree show (submitted, or in their `...After` lists) as they ended, those that held
+      pods: a job still waiting is taken as withdrawn unless the case lists it;
     - the jobs its own `...After` lists name, as they were before it (evictions undone).
     Any other case starts on an empty cluster."""
     if not _continues(case):
@@ -207,7 +207,7 @@ def _before(case: Mapping[str, Any]) -> list[capacity.Existing]:
     for c in scenarios[: scenarios.index(case)]:
         for r in [*c["observed"]["jobs"], *_after(c)]:
             records[r["job"]] = r
-            if not r.get("podsBound") and r["job"] not in submitted_anywhere - set(_submitted(c)):
+            if not r.get("podsBound"):
                 records.pop(r["job"])
     evicted = _evicted_pods(case)
     for r in _after(case):
