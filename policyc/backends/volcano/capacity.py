@@ -33,8 +33,10 @@ requests), init containers, DRA claims, elastic scale-down, queue states other t
 lands on (it places by binpack or spread score, ties by node name, where Volcano's node order is not stable).
 Node and queue order between jobs of equal priority follows submission order.
 
-`simulate` is the entry point; `Job`, `Node`, `Queue` and `Quota` are built from API objects (`from_object`) and
-`Scheduler` from the parsed volcano-scheduler.conf.
+The API: `simulate(cluster, jobs, existing)` returns each job's `Outcome` (phase, why enqueue holds it, pods
+created, the nodes of its bound pods, pods evicted). `Cluster.from_objects(nodes, objects)` makes the cluster from
+policyc's emitted objects (Queues, ResourceQuotas, PriorityClasses, the scheduler ConfigMap) and Nodes
+(`Node.from_object`, or `nodes_of` a policy's pools); `Job.from_object` reads a Volcano Job, Deployment or batch Job.
 """
 
 from __future__ import annotations
@@ -45,7 +47,11 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from policyc.backends.volcano.backend import QUEUE_ANNOTATION
+from ruamel.yaml import YAML
+
+from policyc import ir
+from policyc.backends.volcano.backend import CONFIG_KEY, CONFIGMAP_NAME, QUEUE_ANNOTATION
+from policyc.k8s.objects import resource_list
 from policyc.k8s.quantity import Quantity
 from policyc.k8s.scheduling import RequiredNodeAffinity, taint_filter
 
@@ -312,6 +318,32 @@ class Cluster:
     """The globalDefault class, which the API server gives pods that name none."""
     non_preempting: frozenset[str] = frozenset()
     """Classes with `preemptionPolicy: Never`: their pods evict nobody."""
+
+    @classmethod
+    def from_objects(cls, nodes: Iterable[Node], objects: Iterable[Mapping[str, Any]]) -> Cluster:
+        """The cluster `nodes` make with the objects applied to it (policyc's output, and any other): its Queues,
+        ResourceQuotas and PriorityClasses, and the volcano-scheduler.conf of Volcano's ConfigMap."""
+        objects = list(objects)
+        by_kind: dict[str, list[Mapping[str, Any]]] = {}
+        for o in objects:
+            by_kind.setdefault(o.get("kind", ""), []).append(o)
+        confs = [
+            YAML(typ="safe").load(text)
+            for cm in by_kind.get("ConfigMap", ())
+            if cm["metadata"].get("name") == CONFIGMAP_NAME
+            for text in [(cm.get("data") or {}).get(CONFIG_KEY)]
+            if text
+        ]
+        classes = by_kind.get("PriorityClass", ())
+        return cls(
+            nodes=tuple(nodes),
+            queues=tuple(Queue.from_object(q) for q in by_kind.get("Queue", ())),
+            scheduler=Scheduler.from_conf(confs[0] if confs else {}),
+            quotas=tuple(Quota.from_object(q) for q in by_kind.get("ResourceQuota", ())),
+            priorities={c["metadata"]["name"]: int(c["value"]) for c in classes},
+            default_class=next((c["metadata"]["name"] for c in classes if c.get("globalDefault")), None),
+            non_preempting=frozenset(c["metadata"]["name"] for c in classes if c.get("preemptionPolicy") == "Never"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -839,6 +871,26 @@ class _Simulation:
             k: Outcome(j.phase, j.held, len(j.pods), tuple(p.node for p in j.bound if p.node), j.evicted)
             for k, j in sorted(self.jobs.items())
         }
+
+
+def nodes_of(cluster: ir.Cluster) -> tuple[Node, ...]:
+    """The nodes of a policy's pools as the scheduler sees them once the node script ran: each pool's labels (with the
+    product label its feature discovery sets) and taints, its allocatable with its accelerators."""
+    from policyc.proof.placement import CONTROL_PLANE, targets
+
+    pools = {p.name: p for p in cluster.pools}
+    out = []
+    for t in targets(cluster):
+        if t.name == CONTROL_PLANE:
+            continue
+        allocatable = {
+            **resources(resource_list(pools[t.name].allocatable)),
+            **resources(t.node["status"]["allocatable"]),
+        }
+        out.extend(
+            Node(name, t.node["metadata"]["labels"], tuple(t.node["spec"]["taints"]), allocatable) for name in t.nodes
+        )
+    return tuple(out)
 
 
 def simulate(cluster: Cluster, jobs: Sequence[Job], existing: Sequence[Existing] = ()) -> dict[str, Outcome]:

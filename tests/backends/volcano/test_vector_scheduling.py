@@ -13,6 +13,7 @@ import pytest
 
 from policyc.backends import workloads
 from policyc.backends.volcano import capacity
+from policyc.backends.volcano.backend import CONFIG_KEY, CONFIGMAP_NAME
 from policyc.backends.volcano.conf import check_actions, check_conf
 from policyc.codes import Severity, rule
 from policyc.proof.placement import placement_of
@@ -222,20 +223,25 @@ def _jobs(case: Mapping[str, Any]) -> list[capacity.Job]:
 
 
 def _cluster(case: Mapping[str, Any]) -> capacity.Cluster:
+    """The tree's nodes with what policyc emits for it applied, under the scheduler conf the case ran with, and the
+    case's own priority classes."""
     tree = case["tree"]
-    conf = vectors.parse_yaml(vectors.load().trees[tree]["steps"]["scheduler-conf"]["conf"])
-    classes = [*vectors.emitted(tree, "PriorityClass"), *case["input"].get("priorityClasses", ())]
-    return capacity.Cluster(
-        nodes=tuple(capacity.Node.from_object(n) for n in vectors.node_objects(tree)),
-        queues=tuple(capacity.Queue.from_object(q) for q in vectors.emitted(tree, "Queue")),
-        scheduler=capacity.Scheduler.from_conf(conf),
-        quotas=tuple(capacity.Quota.from_object(q) for q in vectors.emitted(tree, "ResourceQuota")),
-        priorities={c.get("metadata", {}).get("name", c.get("name")): c["value"] for c in classes},
-        default_class=next((c["metadata"]["name"] for c in classes if c.get("globalDefault")), None),
-        non_preempting=frozenset(
-            c.get("metadata", {}).get("name", c.get("name")) for c in classes if c.get("preemptionPolicy") == "Never"
-        ),
-    )
+    conf = vectors.load().trees[tree]["steps"]["scheduler-conf"]["conf"]
+    configmap = {"kind": "ConfigMap", "metadata": {"name": CONFIGMAP_NAME}, "data": {CONFIG_KEY: conf}}
+    classes = [
+        {"kind": "PriorityClass", "metadata": {"name": c["name"]}, **c}
+        for c in case["input"].get("priorityClasses", ())
+    ]
+    objects = [
+        o
+        for a in vectors.compiled(tree).artifacts
+        if not a.template
+        for m in a.manifests
+        for o in [m.obj]
+        if o.get("kind") != "ConfigMap"
+    ]
+    nodes = [capacity.Node.from_object(n) for n in vectors.node_objects(tree)]
+    return capacity.Cluster.from_objects(nodes, [*objects, configmap, *classes])
 
 
 def _refusal(record: Mapping[str, Any]) -> str | None:
@@ -277,3 +283,20 @@ def test_capacity_model_predicts_the_scenario(case):
     assert not disagree, disagree
     # nothing else was evicted
     assert sum(o.evicted for o in outcome.values()) == len(evicted), {k: o for k, o in outcome.items() if o.evicted}
+
+
+@pytest.mark.parametrize("tree", sorted((vectors.load() or vectors.Vectors({}, ())).trees) or [None])
+def test_nodes_of_a_policy_are_the_nodes_its_node_script_made(tree):
+    """`capacity.nodes_of` (the nodes a checker can simulate on without a cluster) against the Nodes the tree's
+    apply.sh labelled and tainted on the real API server: the same names, and on each every label, taint and
+    allocatable amount policyc states."""
+    if tree is None:
+        missing_shared_data(vectors.directory())
+    real = {n.name: n for n in map(capacity.Node.from_object, vectors.node_objects(tree))}
+    modelled = capacity.nodes_of(vectors.compiled(tree).cluster)
+    assert modelled and {n.name for n in modelled} <= set(real)
+    for node in modelled:
+        seen = real[node.name]
+        assert dict(node.labels).items() <= dict(seen.labels).items(), node.name
+        assert all(t in seen.taints for t in node.taints), node.name
+        assert node.allocatable.items() <= seen.allocatable.items(), node.name
