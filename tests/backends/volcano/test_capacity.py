@@ -204,3 +204,36 @@ def test_jobs_from_objects():
     # a limit without a request is the request; minAvailable defaults to all 3 pods: a gang of 3 x 2 GPUs
     assert (v.queue, v.min_available, len(v.pods), v.gang[GPU], v.gang["memory"]) == ("q", 3, 3, 6, 3 * 2**30)
     assert (d.queue, d.min_available, len(d.pods), d.gang[GPU]) == ("q", 1, 4, 2)
+
+
+POLICY = """
+apiVersion: policyc.io/v1alpha1
+kind: ClusterPolicy
+metadata: {name: deadlock}
+spec:
+  kubernetesVersion: "1.36"
+  domain: lab.example.com
+  gpuTiers: [{name: big, products: [NVIDIA-H100-80GB]}]
+  nodePools:
+    - {name: h100, usage: training, nodes: ["h-[1-4]"], gpu: {product: NVIDIA-H100-80GB, count: 8},
+       allocatable: {cpu: "64", memory: 1000Gi}}
+  tenants:
+    - {name: t, namespaces: [t], queue: {capability: {gpu: 32}}, quota: {requests: {memory: 300Gi}}}
+  workloads:
+    - {name: train, type: training, tenant: t, gpuTier: big, gpus: 8, replicas: 2, cpu: "8", memory: 100Gi}
+"""
+
+
+def test_policyc_output_alone_shows_a_quota_that_binds_before_the_queue(compile_text):
+    """From a policy's output only (its pools as nodes, its queues, quotas and conf): the queue admits 2 gangs of
+    2 x 8 GPUs (32), the namespace quota 300Gi only 3 pods of 100Gi: the second gang gets one pod and waits for good."""
+    compilation = compile_text(POLICY)
+    assert compilation.ok, [d.message for d in compilation.report.diagnostics]
+    objects = [m.obj for a in compilation.artifacts if not a.template for m in a.manifests]
+    cluster = vc.Cluster.from_objects(vc.nodes_of(compilation.cluster), objects)
+    template = next(m.obj for a in compilation.artifacts if a.template for m in a.manifests)
+    jobs = [
+        vc.Job.from_object({**template, "metadata": {**template["metadata"], "name": f"train-{i}"}}) for i in (1, 2)
+    ]
+    out = vc.simulate(cluster, jobs)
+    assert [(o.phase, o.created, o.bound) for o in out.values()] == [("Running", 2, 2), ("Inqueue", 1, 0)]
