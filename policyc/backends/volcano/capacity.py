@@ -17,6 +17,9 @@ another, each once the scheduler has settled the previous ones. A cycle is
      #2067): a queue at its capability cannot make room by priority.
    - `allocate`: the pods of admitted jobs are placed where they fit (node affinity, taints, allocatable) and the
      queue admits them; a gang is bound only if at least `minAvailable` of its pods find a place, else nothing is.
+     Under proportion a queue that holds its deserved share (the cluster water-filled by weight over the queues that
+     have jobs, up to what they ask) is skipped, and that share is what reclaim measures; under capacity it is the
+     queue's `deserved`.
    - `preempt`: a starving job (fewer than `minAvailable` pods placed) evicts running pods of lower-priority jobs of
      its own queue, node by node; a pod whose class says `preemptionPolicy: Never` does not preempt.
    - `reclaim`: a starving job whose queue is below its deserved share evicts running pods of other reclaimable
