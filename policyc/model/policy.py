@@ -633,7 +633,7 @@ class Queue(Model):
                 "a queue's weight is its share of idle capacity, 1 at the least",
                 "write 1 or more (1 is the default)",
             ),
-            high=("a queue's weight is at most 65,535, as the schedulers' queues take it", "write 65535 or less"),
+            high=("a queue's weight is at most 65535, as the schedulers' queues take it", "write 65535 or less"),
         ),
     ] = Field(1, ge=1, le=65535, description="Share of idle capacity (proportion plugin).")
     guarantee: ResourceMap = Field(

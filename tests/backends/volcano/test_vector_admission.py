@@ -197,7 +197,36 @@ def existing_queues(case: Mapping[str, Any]) -> tuple[dict[str, Mapping[str, Any
         names.discard(name)
     unknown = sorted(n for n in names if n not in recorded)
     store = {n: recorded.get(n, {"metadata": {"name": n}, "spec": {}}) for n in sorted(names)}
+    if len(unknown) == 1 and (sibling := _sibling_from_sum(case, store)) is not None:
+        store[unknown[0]], unknown = {"metadata": {"name": unknown[0]}, "spec": sibling}, []
     return store, unknown
+
+
+SUM = re.compile(
+    r"parent queue (?P<parent>\S+) validation failed: sum of children's (?P<field>deserved|guarantee) "
+    r"\((?P<total>[^)]*)\)"
+)
+
+
+def _sibling_from_sum(case: Mapping[str, Any], store: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The spec of the one unrecorded child of a parent, as the webhook's refusal states it: its share of the sum of
+    the children's deserved or guarantee that the message prints (in thousandths), beside the submitted queue and the
+    recorded siblings; None when the message states no such sum."""
+    m = SUM.search(case["observed"].get("message") or "")
+    if m is None:
+        return None
+    field, parent = m["field"], m["parent"]
+    children = [q for q in (*store.values(), _subject(case)) if (q.get("spec") or {}).get("parent") == parent]
+
+    def figure(q: Mapping[str, Any], r: str) -> Fraction:
+        values = (q.get("spec") or {}).get(field) or {}
+        values = values.get("resource") or {} if field == "guarantee" else values
+        return Quantity.parse(str(values[r])).value if r in values else Fraction(0)
+
+    total = {r: Fraction(v) / 1000 for r, v in re.findall(r"([\w./-]+) ([\d.]+)", m["total"])}
+    rest = {r: t - sum(figure(q, r) for q in children) for r, t in total.items()}
+    amounts = {r: str(int(v)) for r, v in sorted(rest.items()) if v > 0}
+    return {"parent": parent, field: {"resource": amounts} if field == "guarantee" else amounts}
 
 
 def adapted(case: Mapping[str, Any]) -> list[Adapted]:

@@ -54,14 +54,34 @@ def cases(kind: str) -> list[Mapping[str, Any]]:
     return [] if vectors is None else vectors.of_kind(kind)
 
 
+RECORDED = Path(__file__).parent / "recorded"
+"""The shipped policies as they were at the commit each recording ran (`recorded/<commit>/<policy>`, from `git show
+<commit>:policies/<policy>`): the examples change, the recording does not."""
+
+
+@functools.cache
+def recorded_commit() -> str:
+    """The policyc commit the vectors were recorded with (`components.policyc`: '<commit> <date> <subject>')."""
+    commits = set()
+    for path in sorted(directory().glob("*.json")):
+        commits.add(json.loads(path.read_text(encoding="utf-8"))["components"]["policyc"].split()[0])
+    assert len(commits) == 1, f"vectors recorded at several commits: {sorted(commits)}"
+    return commits.pop()
+
+
 @functools.cache
 def compiled(tree: str) -> Compilation:
-    """The tree's policy as policyc compiles it today: a checked-in policy (`<checkout>/policies/...`) or the policy
-    text the vectors carry."""
+    """The tree's policy as policyc compiles it today: a shipped policy (`<checkout>/policies/...`) as it was when the
+    vectors were recorded, or the policy text the vectors carry."""
     spec = load().trees[tree]
     if "policyText" in spec:
         return compile_text(spec["policyText"], f"{tree}.yaml")
-    return compile_file(REPO / spec["policy"].removeprefix("<checkout>/"))
+    path = RECORDED / recorded_commit() / Path(spec["policy"]).name
+    assert path.is_file(), (
+        f"no copy of {spec['policy']} as recorded: write it with `git show {recorded_commit()}:policies/{path.name} "
+        f"> {path.relative_to(REPO)}`"
+    )
+    return compile_file(path)
 
 
 def emitted(tree: str, kind: str) -> list[dict[str, Any]]:
