@@ -15,11 +15,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from policyc.artifacts import Artifact
+from policyc.codes import Severity
 from policyc.diagnostics import PolicyError, Report, diag
 from policyc.ir import Cluster
 from policyc.write import OutputFile
 
 if TYPE_CHECKING:
+    from policyc.backends.interface import SchedulerBackend
     from policyc.load import Document
 
 
@@ -27,6 +29,8 @@ if TYPE_CHECKING:
 class Compilation:
     report: Report
     cluster: Cluster | None = None
+    backend: SchedulerBackend | None = None
+    """The scheduler backend the cluster selects (`policyc.registry.scheduler`), once the policy resolved."""
     artifacts: list[Artifact] = field(default_factory=list)
     files: dict[str, OutputFile] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
@@ -83,11 +87,13 @@ def _paused_gc(build: Callable[[], Compilation]) -> Compilation:
 
 
 def _compile(load: Callable[[], Document], name: str) -> Compilation:
-    from policyc import backends
+    from policyc import registry
     from policyc.checks import run_checks
     from policyc.checks.written import Written
+    from policyc.emit import emit
     from policyc.parse import parse
     from policyc.proof import prove
+    from policyc.proof.tenancy import check as prove_tenancy
     from policyc.resolve import resolve
     from policyc.verify import verify
     from policyc.write import render
@@ -124,16 +130,25 @@ def _compile(load: Callable[[], Document], name: str) -> Compilation:
     if cluster is None:
         return result
     result.cluster = cluster
+    # The union spec.scheduler is has a member per registered backend: the name is one of theirs.
+    selected = cluster.scheduler.backend
     # A value the loader rejected is null from here on: what later stages would say about it is said already.
-    report.extend(d for d in run_checks(cluster, Written(doc.data)) if not doc.source_map.is_rejected(d.path))
+    found = run_checks(cluster, Written(doc.data), registry.scheduler_rules(selected).CHECKS)
+    report.extend(d for d in found if not doc.source_map.is_rejected(d.path))
     clock.lap("check")
     if report.failed:
         return result
-    result.artifacts = backends.emit(cluster)
+    backend = result.backend = registry.scheduler(selected)
+    result.artifacts = emit(cluster, backend)
     clock.lap("emit")
     report.extend(verify(result.artifacts, cluster.kubernetes_version))
     clock.lap("verify")
-    report.extend(prove(cluster, result.artifacts))
+    proven = prove(cluster, result.artifacts, backend.KINDS)
+    # A tenancy proof failure is a policyc bug; on a policy already found wrong (a template refused for its priority
+    # class, say) it would only repeat that finding as one.
+    if not any(d.severity is Severity.ERROR for d in proven):
+        proven += prove_tenancy(cluster, result.artifacts, backend)
+    report.extend(proven)
     clock.lap("prove")
     if report.failed:
         return result

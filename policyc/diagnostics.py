@@ -14,7 +14,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from policyc.codes import RULES, Rule, Severity, rule
+from policyc import codes
+from policyc.codes import Rule, Severity, rule
 
 Path = tuple[str | int, ...]
 
@@ -37,7 +38,7 @@ class Diagnostic:
 
     @property
     def rule(self) -> Rule:
-        return RULES[self.code]
+        return codes.RULES[self.code]
 
 
 def diag(

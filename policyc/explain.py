@@ -45,7 +45,9 @@ def placement_rows(
     cluster = compilation.cluster
     assert cluster is not None
     info = {t.name: t for t in targets(cluster)}
-    cells = matrix(cluster, workload_templates(compilation.artifacts), claim_templates(compilation.artifacts))
+    assert compilation.backend is not None
+    artifacts = compilation.artifacts
+    cells = matrix(cluster, compilation.backend.KINDS, workload_templates(artifacts), claim_templates(artifacts))
     best: dict[tuple[str, str], int] = {}
     for c in cells:
         if c.admitted:
@@ -169,17 +171,16 @@ class ManifestError(ValueError):
 def explain_manifest(compilation: Compilation, obj: object) -> PodExplanation:
     """Admission by the tenant's policy (`policyc.tenancy`) and placement (`policyc.proof.placement`) of a pod, or
     of a workload object of a kind the policy matches."""
-    from policyc import injection, tenancy
-    from policyc.backends.workloads import kinds
+    from policyc import tenancy
     from policyc.proof.placement import named_node, placement_of
 
-    cluster = compilation.cluster
-    assert cluster is not None
+    cluster, backend = compilation.cluster, compilation.backend
+    assert cluster is not None and backend is not None
     if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict) or not isinstance(obj.get("spec"), dict):
         raise ManifestError("not a Kubernetes object with metadata and spec")
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     group = str(api_version or "").rpartition("/")[0]
-    matched = {(k.group, k.kind): k for k in kinds(cluster).values()}
+    matched = {(k.group, k.kind): k for k in backend.KINDS.values()}
     namespace = obj["metadata"].get("namespace")
     if not isinstance(namespace, str) or not namespace:
         raise ManifestError("metadata.namespace is not set: the namespace decides the tenant and its rules")
@@ -195,15 +196,13 @@ def explain_manifest(compilation: Compilation, obj: object) -> PodExplanation:
         pods = explain_manifest(compilation, as_pod(template, str(obj["metadata"].get("name", "")), namespace))
         return replace(pods, kind=str(kind), as_pods=True)
     tenant = tenancy.tenant_of(cluster, namespace)
-    contract = tenancy.contracts(cluster).get(tenant.name) if tenant else None
+    contract = tenancy.contracts(cluster, backend).get(tenant.name) if tenant else None
     injected = None
     try:
-        if (api_version, kind) == ("v1", "Pod") and contract and contract.injected:
-            # The mutating policies run before the validating ones.
-            inj = injection.injection_for(cluster, obj, contract.tenant)
-            if inj is not None:
-                obj, injected = injection.apply(obj, injection.patches(inj, obj)), inj.workload
-        broken = tenancy.refusals(contract, obj) if contract else []
+        broken = []
+        if contract is not None:
+            admission = tenancy.admit(contract, obj)
+            obj, injected, broken = dict(admission.obj), admission.injected, admission.refusals
         if (api_version, kind) == ("v1", "Pod"):
             pods = [("pod", obj)]
         else:

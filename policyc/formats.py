@@ -10,8 +10,8 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import PurePath
 
-from policyc import __version__
-from policyc.codes import RULES, Severity
+from policyc import __version__, codes
+from policyc.codes import Severity
 from policyc.diagnostics import Diagnostic, Report, pointer
 
 FORMATS = ("text", "json", "github", "sarif")
@@ -103,9 +103,9 @@ def to_sarif(reports: Sequence[Report]) -> str:
             "help": {"text": f"{r.code} {r.name}: {r.summary}"},
             "defaultConfiguration": {"level": str(r.severity)},
         }
-        for r in RULES.values()
+        for r in codes.RULES.values()
     ]
-    index = {code: i for i, code in enumerate(RULES)}
+    index = {code: i for i, code in enumerate(codes.RULES)}
     results = [
         {
             "ruleId": d.code,

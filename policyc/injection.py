@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from policyc.backends import scheduler
+from policyc.backends.binding import Binding
 from policyc.cel import literal as cel
 from policyc.contract import affinity, tolerations
 from policyc.ir import Cluster, Workload
@@ -41,10 +41,9 @@ class Injection:
     annotations: Mapping[str, str]
 
 
-def injections(cluster: Cluster, tenant: str) -> list[Injection]:
-    """One per workload class of the tenant, in name order."""
-    backend = scheduler(cluster.scheduler.backend)
-    binding = backend.queue_binding(cluster, tenant)
+def injections(cluster: Cluster, tenant: str, binding: Binding) -> list[Injection]:
+    """One per workload class of the tenant, in name order; `binding` is how the tenant's pods join its queue (its
+    scheduler backend's `queue_binding`)."""
     return [_injection(cluster, w, binding.scheduler_name, binding.object_labels, binding.pod_annotations)
             for w in cluster.workloads if w.tenant == tenant]  # fmt: skip
 
@@ -98,16 +97,6 @@ def apply(pod: Mapping[str, Any], ops: list[dict]) -> dict:
 def namespace_defaults(cluster: Cluster, tenant: str) -> dict[str, str]:
     """Namespace -> the class its pods get when they name none, for the tenant's namespaces that have one."""
     return {w.namespace: w.name for w in cluster.workloads if w.tenant == tenant and w.namespace_default}
-
-
-def injection_for(cluster: Cluster, pod: Mapping[str, Any], tenant: str) -> Injection | None:
-    """The class a pod of `tenant` gets: the one its workload-class label names, else its namespace's default
-    (None: neither is a class of the tenant's)."""
-    meta = pod.get("metadata") or {}
-    labels = meta.get("labels") or {}
-    label = cluster.keys.workload_class
-    name = labels[label] if label in labels else namespace_defaults(cluster, tenant).get(meta.get("namespace", ""))
-    return next((i for i in injections(cluster, tenant) if i.workload == name), None)
 
 
 # --- the same as CEL ----------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from policyc import dra, mig
 from policyc.accelerators import VENDORS
@@ -362,15 +362,16 @@ class Monitoring:
     path: Path
 
 
-def once_per_build(compute: Callable[[Cluster], T]) -> Callable[[Cluster], T]:
-    """`compute(cluster)` computed once per build (kept in `Cluster.derived`): for what several stages read. The
+def once_per_build(compute: Callable[..., T]) -> Callable[..., T]:
+    """`compute(cluster, ...)` computed once per build (kept in `Cluster.derived`): for what several stages read.
+    Arguments after the cluster must follow from it (its scheduler backend, say): they are not part of the key. The
     result is shared: callers must not change it."""
 
     @functools.wraps(compute)
-    def cached(cluster: Cluster) -> T:
+    def cached(cluster: Cluster, *args: Any) -> T:
         key = (compute.__module__, compute.__qualname__)
         if key not in cluster.derived:
-            cluster.derived[key] = compute(cluster)
+            cluster.derived[key] = compute(cluster, *args)
         return cluster.derived[key]
 
     return cached
@@ -480,3 +481,31 @@ class Cluster:
     @property
     def control_plane_taint(self) -> Taint:
         return Taint(self.keys.control_plane, "", "NoSchedule")
+
+
+@dataclass(frozen=True)
+class SlurmPartition:
+    """A Slurm partition: the pools that name it (at least one), sorted by name; its settings are its first pool's
+    (the checks report pools that disagree)."""
+
+    name: str
+    pools: tuple[Pool, ...]
+
+    @property
+    def settings(self) -> PoolSlurm:
+        first = self.pools[0].slurm
+        assert first is not None
+        return first
+
+    @property
+    def nodes(self) -> list[str]:
+        return [n for p in self.pools for n in p.nodes]
+
+
+def slurm_partitions(cluster: Cluster) -> list[SlurmPartition]:
+    """The policy's Slurm partitions, sorted by name."""
+    by_name: dict[str, list[Pool]] = {}
+    for p in cluster.pools:
+        if p.slurm is not None:
+            by_name.setdefault(p.slurm.partition, []).append(p)
+    return [SlurmPartition(name, tuple(pools)) for name, pools in sorted(by_name.items())]

@@ -16,11 +16,11 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Tag, TypeAdapter, ValidationError
 
-from policyc.backends import settings as backend_settings
 from policyc.diagnostics import QUOTED, Diagnostic, Path, closest, describe_value, diag, did_you_mean, where
 from policyc.load import SourceMap
-from policyc.model import ClusterPolicy
+from policyc.model import ClusterPolicy, policy_model
 from policyc.model.types import Why
+from policyc.registry import settings as backend_settings
 
 NAMED_LISTS = ("gpuTiers", "nodePools", "priorityClasses", "tenants", "workloads")
 
@@ -60,7 +60,7 @@ class Parsed:
 def parse(data: Any, source_map: SourceMap | None = None) -> Parsed:
     """Validate `data` against the policy model, dropping invalid named-list items to go on."""
     try:
-        return Parsed(ClusterPolicy.model_validate(data), [])
+        return Parsed(policy_model().model_validate(data), [])
     except ValidationError as e:
         errors = e.errors(include_url=False)
     source_map = source_map or SourceMap()
@@ -81,7 +81,7 @@ def parse(data: Any, source_map: SourceMap | None = None) -> Parsed:
         spec[list_name] = [items[i] for i in kept[list_name]]
         dropped[list_name] = {_name(items[i]) for i in indices}
     try:
-        policy = ClusterPolicy.model_validate({**data, "spec": spec})
+        policy = policy_model().model_validate({**data, "spec": spec})
     except ValidationError:  # an error only visible once items are gone
         return Parsed(None, diagnostics)
     return Parsed(policy, diagnostics, dropped, kept)
@@ -395,7 +395,7 @@ def _refusal(loc: Path, value: Any) -> str | None:
 
 def _model_at(loc: Path) -> Any:
     """The type the policy language expects at a location (None where it defines nothing)."""
-    model: Any = ClusterPolicy
+    model: Any = policy_model()
     for part in loc:
         model = _unwrap(model)
         members = _tags(model)

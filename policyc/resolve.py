@@ -27,6 +27,7 @@ from policyc.model import policy as m
 from policyc.model.types import GPU
 from policyc.noderanges import MAX_NODES, check, expand
 from policyc.parse import Parsed
+from policyc.registry import every_settings, settings
 
 OWNED_DOMAINS = {
     "kubernetes.io": "Kubernetes (node-feature-discovery's feature.node.kubernetes.io among them)",
@@ -233,8 +234,6 @@ class _Resolver:
             )
 
     def check_domain(self) -> None:
-        from policyc.backends import every_settings
-
         domain = self.spec.domain
         backends = {d: m.TITLE for m in every_settings() for d in m.LABEL_DOMAINS}
         for owned, owner in {**backends, **OWNED_DOMAINS}.items():
@@ -999,8 +998,6 @@ class _Resolver:
         classes: list[ir.PriorityClass],
         pools: list[ir.Pool],
     ) -> list[ir.Workload]:
-        from policyc.backends import settings
-
         default_kinds = settings(self.spec.scheduler.backend).DEFAULT_KINDS
         class_names = {c.name for c in classes}
         default_class = next((c.name for c in classes if c.global_default), None)

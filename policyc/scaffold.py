@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from policyc.backends import SCHEDULERS
+from policyc.registry import SCHEDULERS
 
 SCHEMA_FILE = "policy.schema.json"
 

@@ -23,14 +23,10 @@ of that release describe them. Every one of them is also valid in later releases
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from policyc.diagnostics import Path
-
-if TYPE_CHECKING:
-    from policyc.ir import Cluster, Pool
 
 UNLIMITED = "UNLIMITED"
 _TIME = re.compile(
@@ -160,36 +156,3 @@ class SlurmSettings:
     controller: str
     path: Path | None
     """None: the policy does not state spec.slurm."""
-
-
-@dataclass(frozen=True)
-class Partition:
-    """A Slurm partition: the pools that name it (at least one), sorted by name; its settings are its first pool's
-    (the checks report pools that disagree)."""
-
-    name: str
-    pools: tuple[Pool, ...]
-
-    @property
-    def settings(self) -> PoolSlurm:
-        first = self.pools[0].slurm
-        assert first is not None
-        return first
-
-    @property
-    def nodes(self) -> list[str]:
-        return [n for p in self.pools for n in p.nodes]
-
-
-def partitions(cluster: Cluster) -> list[Partition]:
-    """The policy's Slurm partitions, sorted by name."""
-    by_name: dict[str, list[Pool]] = {}
-    for p in cluster.pools:
-        if p.slurm is not None:
-            by_name.setdefault(p.slurm.partition, []).append(p)
-    return [Partition(name, tuple(pools)) for name, pools in sorted(by_name.items())]
-
-
-def gpus(pools: Sequence[Pool]) -> int:
-    """Physical GPUs Slurm schedules on the nodes of `pools`."""
-    return sum(p.slurm.cards * len(p.nodes) for p in pools if p.slurm is not None)

@@ -11,14 +11,14 @@ lists and maps written out instead of `split`, no Kubernetes-only functions.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from policyc.backends import scheduler
-from policyc.backends.workloads import Kind, kinds
+from policyc.backends.interface import SchedulerBackend
+from policyc.backends.workloads import Kind
 from policyc.cel import literal
 from policyc.contract import governed_keys, grant
-from policyc.injection import api_version, injections, namespace_defaults
+from policyc.injection import Injection, api_version, apply, injections, namespace_defaults, patches
 from policyc.ir import Cluster, Tenant, once_per_build
 
 DEFAULT_SCHEDULER = "default-scheduler"
@@ -58,15 +58,19 @@ class Contract:
     """The classes the tenant's mutating policy injects (none without MutatingAdmissionPolicy)."""
     defaults: Mapping[str, str]
     """Namespace -> the class injected into its pods that name none (none without MutatingAdmissionPolicy)."""
+    injections: tuple[Injection, ...] = field(compare=False, repr=False)
+    """What the mutating policy injects into a pod of each of those classes: their placement, which is not what the
+    contract admits (two contracts admitting the same are equal)."""
 
 
 @once_per_build
-def contracts(cluster: Cluster) -> dict[str, Contract]:
-    """Tenant -> its contract, for every tenant whose admission mode is not off."""
+def contracts(cluster: Cluster, backend: SchedulerBackend) -> dict[str, Contract]:
+    """Tenant -> its contract, for every tenant whose admission mode is not off; `backend` (the cluster's scheduler
+    backend) says how its pods and workloads join its queue and which workload kinds it runs."""
     grants: dict[str, list[dict[str, tuple[str, ...]]]] = {}
     for w in cluster.workloads:
         grants.setdefault(w.tenant, []).append(grant(cluster, w))
-    return {t.name: _contract(cluster, t, _widest(grants.get(t.name, [{}]))) for t in cluster.tenants
+    return {t.name: _contract(cluster, backend, t, _widest(grants.get(t.name, [{}]))) for t in cluster.tenants
             if t.admission != "off"}  # fmt: skip
 
 
@@ -81,9 +85,11 @@ def _contains(h: Mapping[str, Sequence[str]], g: Mapping[str, Sequence[str]]) ->
     return all(set(values) <= set(h.get(key, ())) for key, values in g.items())
 
 
-def _contract(cluster: Cluster, tenant: Tenant, grants: tuple[dict[str, tuple[str, ...]], ...]) -> Contract:
-    backend = scheduler(cluster.scheduler.backend)
+def _contract(
+    cluster: Cluster, backend: SchedulerBackend, tenant: Tenant, grants: tuple[dict[str, tuple[str, ...]], ...]
+) -> Contract:
     binding = backend.queue_binding(cluster, tenant.name)
+    mutations = tuple(injections(cluster, tenant.name, binding)) if api_version(cluster) else ()
     classes = [c.name for c in cluster.priority_classes]
     allowed = list(tenant.allowed_priority_classes) if tenant.allowed_priority_classes is not None else classes
     default = next((c.name for c in cluster.priority_classes if c.global_default), None)
@@ -102,9 +108,10 @@ def _contract(cluster: Cluster, tenant: Tenant, grants: tuple[dict[str, tuple[st
         object_labels=tuple(sorted(binding.object_labels)),
         pod_annotations=tuple(sorted(binding.pod_annotations)),
         spec_queue=binding.spec_queue,
-        kinds=tuple(kinds(cluster).values()),
+        kinds=tuple(backend.KINDS.values()),
         class_label=cluster.keys.workload_class,
-        injected=tuple(i.workload for i in injections(cluster, tenant.name)) if api_version(cluster) else (),
+        injected=tuple(i.workload for i in mutations),
+        injections=mutations,
         defaults=namespace_defaults(cluster, tenant.name) if api_version(cluster) else {},
     )
 
@@ -147,9 +154,9 @@ def _meta(m: Mapping[str, Any], field: str) -> Mapping[str, Any]:
 
 
 @once_per_build
-def tenant_rules(cluster: Cluster) -> dict[str, list[Rule]]:
+def tenant_rules(cluster: Cluster, backend: SchedulerBackend) -> dict[str, list[Rule]]:
     """Tenant -> its rules, for the tenants `contracts` has (the policies and the proof read them)."""
-    return {tenant: rules(c) for tenant, c in contracts(cluster).items()}
+    return {tenant: rules(c) for tenant, c in contracts(cluster, backend).items()}
 
 
 def rules(c: Contract) -> list[Rule]:
@@ -365,6 +372,38 @@ def refusals(
     if s is None:
         return []
     return [Refusal(r.name, r.message) for r in (rules(c) if of is None else of) if not r.holds(s)]
+
+
+def injection_for(c: Contract, pod: Mapping[str, Any]) -> Injection | None:
+    """The class a pod of the tenant gets: the one its workload-class label names, else its namespace's default
+    (None: neither is a class the tenant's mutating policy injects)."""
+    meta = pod.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    name = labels[c.class_label] if c.class_label in labels else c.defaults.get(meta.get("namespace", ""))
+    return next((i for i in c.injections if i.workload == name), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """What the tenant's admission policies do with an object on creation."""
+
+    obj: Mapping[str, Any]
+    """The object as the validating policy sees it: with a class's placement injected into a pod."""
+    injected: str | None
+    """The class injected (None: none)."""
+    refusals: list[Refusal]
+    """The rules it breaks, in order."""
+
+
+def admit(c: Contract, obj: Mapping[str, Any], of: Sequence[Rule] | None = None) -> Admission:
+    """`obj` created in the tenant's namespace: the mutating policy, which matches pods, injects the class it names
+    (or its namespace's default), then the rules (`of` them, default the contract's) judge it."""
+    injected = None
+    if obj.get("apiVersion") == "v1" and obj.get("kind") == "Pod":
+        chosen = injection_for(c, obj)
+        if chosen is not None:
+            obj, injected = apply(obj, patches(chosen, obj)), chosen.workload
+    return Admission(obj, injected, refusals(c, obj, of=of))
 
 
 def tenant_of(cluster: Cluster, namespace: str) -> Tenant | None:

@@ -144,11 +144,11 @@ def workload(comp: Compilation, name: str) -> Workload:
 
 
 def contract(comp: Compilation, tenant: str) -> tenancy.Contract:
-    return tenancy.contracts(comp.cluster)[tenant]
+    return tenancy.contracts(comp.cluster, comp.backend)[tenant]
 
 
 def injection_of(comp: Compilation, w: Workload) -> injection.Injection:
-    return next(i for i in injection.injections(comp.cluster, w.tenant) if i.workload == w.name)
+    return next(i for i in contract(comp, w.tenant).injections if i.workload == w.name)
 
 
 # --- the API server's mutating admission, as far as these policies need it -------------------------------------
@@ -881,12 +881,12 @@ def test_a_pod_naming_no_class_gets_its_namespace_default(mode: str | None) -> N
     assert landed(comp, injected) == reachable(comp, chat) == {"l4-serve", "t4-serve"}
     # The emitted CEL and the Python model choose the same class and the same patches.
     ops, _ = mutate(mutating(comp)["team-b"][0], pod)
-    chosen = injection.injection_for(comp.cluster, pod, "team-b")
+    chosen = tenancy.injection_for(contract(comp, "team-b"), pod)
     assert chosen is not None and chosen.workload == "chat-serving" and ops == injection.patches(chosen, pod)
     # No default in the canary namespace: nothing is injected, and the pod is refused or warned about.
     canary = unlabelled_pod("ai-team-b-canary")
     assert inject(comp, canary) == (canary, [])
-    assert injection.injection_for(comp.cluster, canary, "team-b") is None
+    assert tenancy.injection_for(contract(comp, "team-b"), canary) is None
     answer, messages = judge(comp, canary)
     assert answer == ("refused" if mode == "deny" else "warned") and failed_rules(messages) == {"scheduler-name"}
 
@@ -938,9 +938,9 @@ def test_explain_pod_agrees_with_the_cel_evaluation(mode: str | None) -> None:
 
     comp = policy("ai-prod", mode)
     objects = [unlabelled_pod("ai-team-b"), unlabelled_pod("ai-team-b-canary")]
-    for c in tenancy.contracts(comp.cluster).values():
+    for c in tenancy.contracts(comp.cluster, comp.backend).values():
         objects += [a.pod for a in adversaries(comp.cluster, c)]
-        objects += [obj for _, obj in honest_objects(comp.cluster, comp.artifacts, c)]
+        objects += [obj for _, obj in honest_objects(comp.cluster, comp.artifacts, c, comp.backend)]
     objects += [labelled_pod(comp.cluster, w) for w in comp.cluster.workloads]
     # What explain says of an object the policies refuse, warn about or only audit (Audit alone admits).
     words = {"refused": "refused", "warned": "admitted with warnings",

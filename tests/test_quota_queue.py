@@ -191,7 +191,7 @@ def test_the_shipped_examples_quotas_hold_what_their_queues_admit(name: str) -> 
 
 
 def test_each_backend_says_which_of_its_kinds_wait_for_the_queue() -> None:
-    from policyc.backends import SCHEDULERS, settings
+    from policyc.registry import SCHEDULERS, settings
 
     for name in SCHEDULERS:
         waits = settings(name).PODS_AFTER_ADMISSION

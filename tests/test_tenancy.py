@@ -36,7 +36,6 @@ from ruamel.yaml import YAML
 
 import policyc
 from policyc import tenancy
-from policyc.backends import scheduler
 from policyc.compiler import Compilation
 from policyc.contract import governed_keys
 from policyc.formats import render_text
@@ -236,7 +235,7 @@ def agree(c: tenancy.Contract, vap: Mapping[str, Any], obj: Mapping[str, Any], o
 def test_each_tenant_has_its_policy_and_binding(policy: str) -> None:
     comp = compiled(policy)
     assert comp.ok
-    contracts = tenancy.contracts(comp.cluster)
+    contracts = tenancy.contracts(comp.cluster, comp.backend)
     emitted = admission(comp)
     assert set(emitted) == set(contracts) == {t.name for t in comp.cluster.tenants}
     all_namespaces = {ns for t in comp.cluster.tenants for ns in t.namespaces} | {"default", "kube-system"}
@@ -263,7 +262,7 @@ def test_each_tenant_has_its_policy_and_binding(policy: str) -> None:
 def test_validations_are_emitted_in_the_order_of_the_rules(policy: str) -> None:
     comp = compiled(policy)
     for tenant, (vap, _) in admission(comp).items():
-        names = [r.name for r in tenancy.rules(tenancy.contracts(comp.cluster)[tenant])]
+        names = [r.name for r in tenancy.rules(tenancy.contracts(comp.cluster, comp.backend)[tenant])]
         messages = [v["message"] for v in vap["spec"]["validations"]]
         assert len(messages) == len(names)
         for name, message in zip(names, messages, strict=True):
@@ -279,9 +278,9 @@ def test_honest_objects_pass_every_validation(policy: str) -> None:
     comp = compiled(policy)
     emitted = admission(comp)
     tried = 0
-    for tenant, c in tenancy.contracts(comp.cluster).items():
+    for tenant, c in tenancy.contracts(comp.cluster, comp.backend).items():
         vap, binding = emitted[tenant]
-        objects = honest_objects(comp.cluster, comp.artifacts, c)
+        objects = honest_objects(comp.cluster, comp.artifacts, c, comp.backend)
         tried += len(objects)
         for what, obj in objects:
             assert selects(binding, obj["metadata"]["namespace"]), what
@@ -293,7 +292,7 @@ def test_honest_objects_pass_every_validation(policy: str) -> None:
     # Every tenant's bare pod, every template and every pod of every template, as written and with each set of
     # tolerations its scheduler may add (Kueue: a flavor's).
     templates = workload_templates(comp.artifacts)
-    backend, by_name = scheduler(comp.cluster.scheduler.backend), {w.name: w for w in comp.cluster.workloads}
+    backend, by_name = comp.backend, {w.name: w for w in comp.cluster.workloads}
     pods = sum(
         len(list(pod_templates_in(t))) * (1 + len(backend.tolerations_added(comp.cluster, by_name[name])))
         for name, t in templates.items()
@@ -307,7 +306,7 @@ def test_honest_objects_pass_every_validation(policy: str) -> None:
 def test_adversaries_fail_the_validation_of_their_rule(policy: str) -> None:
     comp = compiled(policy)
     emitted = admission(comp)
-    for tenant, c in tenancy.contracts(comp.cluster).items():
+    for tenant, c in tenancy.contracts(comp.cluster, comp.backend).items():
         vap, binding = emitted[tenant]
         attacks = adversaries(comp.cluster, c)
         assert {a.rule for a in attacks} == {r.name for r in tenancy.rules(c)}  # every rule is attacked
@@ -327,9 +326,9 @@ def test_adversaries_fail_the_validation_of_their_rule(policy: str) -> None:
 def test_cel_and_python_agree_on_honest_objects_and_adversaries(policy: str) -> None:
     comp = compiled(policy)
     emitted = admission(comp)
-    for tenant, c in tenancy.contracts(comp.cluster).items():
+    for tenant, c in tenancy.contracts(comp.cluster, comp.backend).items():
         vap, _ = emitted[tenant]
-        objects = [obj for _, obj in honest_objects(comp.cluster, comp.artifacts, c)]
+        objects = [obj for _, obj in honest_objects(comp.cluster, comp.artifacts, c, comp.backend)]
         objects += [a.pod for a in adversaries(comp.cluster, c)]
         for obj in objects:
             for op in OPERATIONS:
@@ -456,7 +455,7 @@ def test_mode_off_emits_no_policy_for_the_tenant() -> None:
     paths = {a.path for a in comp.artifacts}
     assert "admission/research.yaml" not in paths
     assert {"admission/team-a.yaml", "admission/team-b.yaml"} <= paths
-    assert "research" not in tenancy.contracts(comp.cluster)
+    assert "research" not in tenancy.contracts(comp.cluster, comp.backend)
 
 
 def test_kubernetes_1_29_without_admission_builds_without_policies() -> None:
@@ -610,7 +609,7 @@ def generated_object(comp: Compilation, c: tenancy.Contract) -> st.SearchStrateg
 @given(data=st.data())
 def test_cel_and_python_agree_on_generated_objects(policy: str, data: st.DataObject) -> None:
     comp = compiled(policy)
-    contracts = tenancy.contracts(comp.cluster)
+    contracts = tenancy.contracts(comp.cluster, comp.backend)
     tenant = data.draw(st.sampled_from(sorted(contracts)), label="tenant")
     c = contracts[tenant]
     obj = data.draw(generated_object(comp, c), label="object")
@@ -622,7 +621,7 @@ def test_generated_objects_reach_every_verdict() -> None:
     """The generator is not too tame: on ai-prod's team-b, each rule both holds and fails on some object, pods and
     each workload kind with a template are all drawn."""
     comp = compiled("ai-prod.yaml")
-    c = tenancy.contracts(comp.cluster)["team-b"]
+    c = tenancy.contracts(comp.cluster, comp.backend)["team-b"]
     vap = admission(comp)["team-b"][0]
     seen: set[tuple[int, bool]] = set()
     kinds: set[str] = set()
@@ -942,7 +941,7 @@ def test_cel_cost_stays_under_the_api_server_limits(policy: str) -> None:
     else:
         comp = compiled(policy)
     assert comp.ok
-    contracts = tenancy.contracts(comp.cluster)
+    contracts = tenancy.contracts(comp.cluster, comp.backend)
     emitted = admission(comp)
     assert len(emitted) == len(comp.cluster.tenants)
     for tenant, (vap, _) in emitted.items():
@@ -998,4 +997,9 @@ def test_written_tolerations_never_end_in_an_internal_error_or_a_wider_contract(
     result = compile_text(dump(policy))
     assert not [d for d in result.report.diagnostics if d.code.startswith("PC9")], render_text(result.report)
     if result.ok:
-        assert tenancy.contracts(result.cluster) == tenancy.contracts(compiled("ai-prod.yaml").cluster)
+        reference = compiled("ai-prod.yaml")
+        ours, theirs = (
+            tenancy.contracts(result.cluster, result.backend),
+            tenancy.contracts(reference.cluster, reference.backend),
+        )
+        assert ours == theirs

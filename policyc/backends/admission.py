@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from policyc import injection, tenancy
 from policyc.artifacts import Artifact, Manifest
+from policyc.backends.interface import SchedulerBackend
 from policyc.cel import literal
 from policyc.ir import Cluster, Tenant
 from policyc.k8s.objects import metadata
@@ -27,16 +28,17 @@ def policy_name(tenant: str) -> str:
     return f"policyc-tenant-{tenant}"
 
 
-def emit(cluster: Cluster) -> list[Artifact]:
-    contracts = tenancy.contracts(cluster)
+def emit(cluster: Cluster, backend: SchedulerBackend) -> list[Artifact]:
+    """The policies of each tenant whose admission mode is not off; `backend` is the cluster's scheduler backend."""
+    contracts, rules = tenancy.contracts(cluster, backend), tenancy.tenant_rules(cluster, backend)
     return [
-        Artifact(f"admission/{t.name}.yaml", _objects(cluster, t, contracts[t.name]), synced=True)
+        Artifact(f"admission/{t.name}.yaml", _objects(cluster, t, contracts[t.name], rules[t.name]), synced=True)
         for t in cluster.tenants
         if t.name in contracts
     ]
 
 
-def _objects(cluster: Cluster, tenant: Tenant, c: tenancy.Contract) -> tuple[Manifest, ...]:
+def _objects(cluster: Cluster, tenant: Tenant, c: tenancy.Contract, rules: list[tenancy.Rule]) -> tuple[Manifest, ...]:
     name = policy_name(tenant.name)
     policy = {
         "apiVersion": API_VERSION,
@@ -46,10 +48,7 @@ def _objects(cluster: Cluster, tenant: Tenant, c: tenancy.Contract) -> tuple[Man
             "failurePolicy": "Fail",
             "matchConstraints": {"resourceRules": list(tenancy.matched_resources(c))},
             "variables": tenancy.variables(c),
-            "validations": [
-                {"expression": r.cel, "message": r.message, "reason": "Forbidden"}
-                for r in tenancy.tenant_rules(cluster)[tenant.name]
-            ],
+            "validations": [{"expression": r.cel, "message": r.message, "reason": "Forbidden"} for r in rules],
         },
     }
     binding = {
@@ -65,17 +64,16 @@ def _objects(cluster: Cluster, tenant: Tenant, c: tenancy.Contract) -> tuple[Man
     return (
         Manifest(policy, (tenant.path,)),
         Manifest(binding, (tenant.path,)),
-        *_injection(cluster, tenant, c.namespaces),
+        *_injection(cluster, tenant, c),
     )
 
 
-def _injection(cluster: Cluster, tenant: Tenant, namespaces: tuple[str, ...]) -> tuple[Manifest, ...]:
-    api = injection.api_version(cluster)
-    classes = injection.injections(cluster, tenant.name)
+def _injection(cluster: Cluster, tenant: Tenant, c: tenancy.Contract) -> tuple[Manifest, ...]:
+    api, classes = injection.api_version(cluster), c.injections
     if api is None or not classes:
         return ()
     name = f"policyc-inject-{tenant.name}"
-    class_of = injection.class_of_cel(cluster.keys.workload_class, injection.namespace_defaults(cluster, tenant.name))
+    class_of = injection.class_of_cel(c.class_label, c.defaults)
     names = literal([i.workload for i in classes])
     policy = {
         "apiVersion": api,
@@ -107,7 +105,7 @@ def _injection(cluster: Cluster, tenant: Tenant, namespaces: tuple[str, ...]) ->
         "apiVersion": api,
         "kind": "MutatingAdmissionPolicyBinding",
         "metadata": metadata(name, cluster.name, labels={cluster.keys.tenant: tenant.name}),
-        "spec": {"policyName": name, "matchResources": _namespaces(namespaces)},
+        "spec": {"policyName": name, "matchResources": _namespaces(c.namespaces)},
     }
     return Manifest(policy, (tenant.path,)), Manifest(binding, (tenant.path,))
 

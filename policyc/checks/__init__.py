@@ -53,12 +53,10 @@ CHECKS: tuple[Check, ...] = (
 )
 
 
-def run_checks(cluster: Cluster, written: Written) -> list[Diagnostic]:
-    """Every check of `cluster`, resolved from the policy `written`."""
-    from policyc.backends import SCHEDULERS, scheduler
-
-    backend = cluster.scheduler.backend
-    checks = (*CHECKS, *(scheduler(backend).checks() if backend in SCHEDULERS else ()))
+def run_checks(cluster: Cluster, written: Written, backend_checks: Iterable[Check] = ()) -> list[Diagnostic]:
+    """Every check of `cluster`, resolved from the policy `written`, and `backend_checks`: its scheduler backend's
+    (`policyc.backends.interface.RulesFace`)."""
+    checks = (*CHECKS, *backend_checks)
     # Whether a field has an effect depends on the items around it: not knowable while some were left out.
     idle = no_effect.check(cluster, written) if cluster.complete else ()
     found = [*(d for check in checks for d in check(cluster)), *idle, *limits.decimal_memory(cluster, written)]

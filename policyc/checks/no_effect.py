@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from policyc.accelerators import VENDORS
-from policyc.backends import every_settings, settings
 from policyc.backends.monitoring import monitored_pools
 from policyc.checks.written import Written
 from policyc.contract import ZONE, reachable_pools
 from policyc.diagnostics import Diagnostic, Path, diag, listing, where
 from policyc.ir import Cluster, Pool, Workload
 from policyc.k8s import versions
+from policyc.registry import every_settings, settings
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from policyc.contract import Excess, excess, grant, pod_resources, reachable_pools
 from policyc.diagnostics import Diagnostic, diag, listing
 from policyc.ir import Cluster, Pool, Workload
+from policyc.registry import settings
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:
@@ -23,8 +24,6 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
 
 
 def _kinds(cluster: Cluster) -> Iterator[Diagnostic]:
-    from policyc.backends import settings
-
     backend = cluster.scheduler.backend
     kinds = settings(backend).WORKLOAD_KINDS
     for w in cluster.workloads:

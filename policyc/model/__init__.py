@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 
-from policyc.model.policy import API_VERSION, KIND, ClusterPolicy
+from policyc.model.policy import API_VERSION, KIND, ClusterPolicy, policy_model
 
-__all__ = ["API_VERSION", "KIND", "ClusterPolicy", "json_schema", "json_schema_text"]
+__all__ = ["API_VERSION", "KIND", "ClusterPolicy", "json_schema", "json_schema_text", "policy_model"]
 
 SCHEMA_ID = "https://policyc.io/schemas/v1alpha1/policy.schema.json"
 
 
 def json_schema() -> dict:
     """The JSON Schema (draft 2020-12) of a policy file."""
-    schema = ClusterPolicy.model_json_schema(by_alias=True)
+    schema = policy_model().model_json_schema(by_alias=True)
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID, **schema}
 
 

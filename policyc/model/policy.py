@@ -8,6 +8,7 @@ on hover.
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import (
@@ -22,7 +23,6 @@ from pydantic import (
     model_validator,
 )
 
-from policyc.backends import SCHEDULERS, every_settings, settings
 from policyc.diagnostics import describe_value
 from policyc.model.base import Model, SchedulerSettings
 from policyc.model.types import (
@@ -39,6 +39,7 @@ from policyc.model.types import (
     policy_error,
     user_priority,
 )
+from policyc.registry import SCHEDULERS, every_settings, settings
 
 API_VERSION = "policyc.io/v1alpha1"
 KIND = "ClusterPolicy"
@@ -73,9 +74,10 @@ def _scheduler_settings() -> Any:
     return Annotated[Union[members], Discriminator(tag)]  # noqa: UP007  # a union built at run time
 
 
-SchedulerField = _scheduler_settings()
-WorkloadKind = Literal[tuple(dict.fromkeys(k for module in every_settings() for k in module.WORKLOAD_KINDS))]  # type: ignore[valid-type]
-"""Every kind a registered backend runs; a kind the selected one does not run is refused by the checks."""
+def _workload_kinds() -> Any:
+    """`workloads[].kind`: every kind a registered backend runs; one the selected backend does not run is refused by
+    the checks."""
+    return Literal[tuple(dict.fromkeys(k for module in every_settings() for k in module.WORKLOAD_KINDS))]
 
 
 class Metadata(Model):
@@ -780,7 +782,7 @@ class Workload(Model):
     replicas: Annotated[
         int, Why(low=("a workload runs at least one pod", "write 1 or more, or remove the workload"), high=MAX_PODS)
     ] = Field(1, ge=1, le=100_000, description="Pods (workers) per job or deployment.")
-    kind: WorkloadKind | None = Field(
+    kind: WorkloadKind | None = Field(  # noqa: F821  # defined by policy_model(), which builds this model
         None,
         description=(
             "Object to template: Job (batch/v1), Deployment, PyTorchJob (kubeflow.org/v1), or a kind of the "
@@ -1255,7 +1257,7 @@ class Spec(Model):
         json_schema_extra={"minItems": 1}, description="Node pools: nodes of one GPU product and usage."
     )
     priority_classes: list[PriorityClass] = Field(default_factory=list, description="PriorityClasses to create.")
-    scheduler: SchedulerField = Field(
+    scheduler: SchedulerField = Field(  # noqa: F821  # defined by policy_model(), which builds this model
         default_factory=lambda: settings(next(iter(SCHEDULERS))).Settings(),
         description="The batch scheduler the policy compiles for (backend) and its settings.",
     )
@@ -1303,3 +1305,14 @@ class ClusterPolicy(Model):
     kind: Literal["ClusterPolicy"] = Field(description="Always ClusterPolicy.")
     metadata: Metadata
     spec: Spec
+
+
+@cache
+def policy_model() -> type[ClusterPolicy]:
+    """`ClusterPolicy`, complete. The types `spec.scheduler` (`SchedulerField`) and `workloads[].kind`
+    (`WorkloadKind`) follow from the registered backends, whose settings are read here on first use rather than at
+    import: the models that name them are built then."""
+    globals().update(SchedulerField=_scheduler_settings(), WorkloadKind=_workload_kinds())
+    for model in (Workload, Spec, ClusterPolicy):
+        model.model_rebuild()
+    return ClusterPolicy

@@ -18,7 +18,7 @@ from typing import Any
 from policyc import dra
 from policyc.artifacts import Artifact
 from policyc.backends.kubernetes import CLASS_QUOTA_PREFIX, FORBIDDEN_PRIORITIES_QUOTA_NAME
-from policyc.backends.workloads import kind_of, pod_templates
+from policyc.backends.workloads import Kind, kind_of, pod_templates
 from policyc.diagnostics import Diagnostic, Path, diag
 from policyc.ir import Cluster, Tenant, Workload
 from policyc.k8s.admission import Refusal, admit_pod, pod_usage, quota_matches, quota_scopes
@@ -127,8 +127,13 @@ def claim_usage(devices: Mapping[str, int]) -> dict[str, Quantity]:
 
 
 def check(
-    cluster: Cluster, artifacts: Sequence[Artifact], templates: Mapping[str, Mapping[str, Any]]
+    cluster: Cluster,
+    artifacts: Sequence[Artifact],
+    templates: Mapping[str, Mapping[str, Any]],
+    kinds: Mapping[str, Kind],
 ) -> Iterator[Diagnostic]:
+    """Every pod of every template (of `kinds`, the scheduler backend's) admitted in its namespace, one by one, and
+    all of them together within its quotas."""
     namespaces = namespace_objects(artifacts)
     classes = priority_classes(artifacts)
     claims = claim_templates(artifacts)
@@ -138,7 +143,7 @@ def check(
         template = templates[w.name]
         admitted: list[tuple[int, dict]] = []
         claimed: list[dict[str, int]] = []
-        for role, count, pod_template in pod_templates(cluster, template):
+        for role, count, pod_template in pod_templates(kinds, template):
             pod = as_pod(pod_template, f"{w.name}-{role.lower()}", w.namespace)
             decision = admit_pod(
                 pod,
@@ -153,7 +158,7 @@ def check(
             admitted.append((count, decision.pod))
             claimed.append(dra.pod_claims(decision.pod, claims)[0])
         else:
-            counts = kind_of(cluster, template).object_counts
+            counts = kind_of(kinds, template).object_counts
             for use in quota_use(admitted, objects.quotas, counts, claimed):
                 if not use.fits:
                     yield _exceeded(cluster, w, tenants[w.tenant], use)

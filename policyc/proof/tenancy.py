@@ -12,9 +12,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from policyc import injection, tenancy
+from policyc import tenancy
 from policyc.artifacts import Artifact
-from policyc.backends import scheduler
+from policyc.backends.interface import SchedulerBackend
 from policyc.backends.workloads import pod_templates
 from policyc.contract import CONTROL_PLANE_TAINT, granted_pools, reachable_pools
 from policyc.diagnostics import Diagnostic, diag
@@ -108,22 +108,24 @@ def _some_node(cluster: Cluster) -> str:
     return next((p.nodes[0] for p in cluster.pools if p.nodes), "node-1")
 
 
-def honest_objects(cluster: Cluster, artifacts: list[Artifact], c: tenancy.Contract) -> list[tuple[str, dict]]:
-    """(what, object) of the tenant's templates and the pods their controllers create, and its bare probe pod."""
-    return _honest(cluster, workload_templates(artifacts), c)
+def honest_objects(
+    cluster: Cluster, artifacts: list[Artifact], c: tenancy.Contract, backend: SchedulerBackend
+) -> list[tuple[str, dict]]:
+    """(what, object) of the tenant's templates and the pods their controllers create (with the tolerations
+    `backend`, the cluster's scheduler backend, adds), and its bare probe pod."""
+    return _honest(cluster, workload_templates(artifacts), c, backend)
 
 
 def _honest(
-    cluster: Cluster, templates: Mapping[str, Mapping[str, Any]], c: tenancy.Contract
+    cluster: Cluster, templates: Mapping[str, Mapping[str, Any]], c: tenancy.Contract, backend: SchedulerBackend
 ) -> list[tuple[str, dict]]:
     out: list[tuple[str, dict]] = [("a bare pod", honest_pod(cluster, c))]
-    backend = scheduler(cluster.scheduler.backend)
     for w in cluster.workloads:
         if w.tenant != c.tenant:
             continue
         name, template = w.name, templates[w.name]
         out.append((f"template '{name}'", dict(template)))
-        for role, _, pod_template in pod_templates(cluster, template):
+        for role, _, pod_template in pod_templates(backend.KINDS, template):
             pod = as_pod(pod_template, f"{name}-{role.lower()}", w.namespace)
             out.append((f"template '{name}', {role} pod", pod))
             for added in backend.tolerations_added(cluster, w):
@@ -132,15 +134,17 @@ def _honest(
     return out
 
 
-def check(cluster: Cluster, artifacts: list[Artifact]) -> Iterator[Diagnostic]:
-    contracts = tenancy.contracts(cluster)
+def check(cluster: Cluster, artifacts: list[Artifact], backend: SchedulerBackend) -> Iterator[Diagnostic]:
+    """Each tenant's admission rules against its honest objects, its injected pods and the adversaries; `backend` is
+    the cluster's scheduler backend."""
+    contracts = tenancy.contracts(cluster, backend)
     templates = workload_templates(artifacts)
     for t in cluster.tenants:
         c = contracts.get(t.name)
         if c is None:
             continue
-        rules = tenancy.tenant_rules(cluster)[t.name]
-        for what, obj in _honest(cluster, templates, c):
+        rules = tenancy.tenant_rules(cluster, backend)[t.name]
+        for what, obj in _honest(cluster, templates, c, backend):
             for r in tenancy.refusals(c, obj, of=rules):
                 yield diag("tenancy-proof-failed", f"tenant '{t.name}': {what} is refused: {r.message}", t.path,
                            hint=_BUG)  # fmt: skip
@@ -181,18 +185,14 @@ def _injected(
 ) -> Iterator[tuple[Workload, str, set[str], set[str], list[str]]]:
     """(class, which pod, pools it lands on once injected, pools the class's template can use, rules refusing it)
     for the labelled pod of each injected class, and the unlabelled pod of a namespace's default class."""
-    if injection.api_version(cluster) is None:
-        return
     by_name = {w.name: w for w in cluster.workloads}
-    for inj in injection.injections(cluster, c.tenant):
+    for inj in c.injections:
         w = by_name[inj.workload]
         pods = [(f"a pod labelled with class '{w.name}'", labelled_pod(cluster, w))]
         if w.namespace_default:
             pods.append((f"a pod naming no class in '{w.namespace}'", labelled_pod(cluster, w, labelled=False)))
         for what, pod in pods:
-            chosen = injection.injection_for(cluster, pod, c.tenant)
-            if chosen is not None:
-                pod = injection.apply(pod, injection.patches(chosen, pod))
-            refused = [r.rule for r in tenancy.refusals(c, pod, of=rules)]
-            landed = {target for target, admitted, _ in placement_of(cluster, pod) if admitted}
+            admission = tenancy.admit(c, pod, of=rules)
+            refused = [r.rule for r in admission.refusals]
+            landed = {target for target, admitted, _ in placement_of(cluster, admission.obj) if admitted}
             yield w, what, landed, {p.name for p in reachable_pools(cluster, w)}, refused

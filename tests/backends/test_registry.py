@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from policyc.backends import SCHEDULERS, scheduler, settings
 from policyc.codes import RULES
 from policyc.compiler import compile_text
+from policyc.registry import SCHEDULERS, scheduler, settings
 from tests.conftest import POLICIES, REPO
 
 PACKAGE = REPO / "policyc"
-CONTRACT = ("NAME", "KINDS", "REFERENCES", "emit", "binding", "checks")
+CONTRACT = ("NAME", "KINDS", "REFERENCES", "emit", "binding", "queue_binding", "tolerations_added")
 SETTINGS = (
     "Settings",
     "TITLE",
@@ -63,7 +63,7 @@ def test_shared_code_names_no_backend() -> None:
     backends = PACKAGE / "backends"
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
-        if (path.parent.parent == backends and path.parent.name in SCHEDULERS) or path == backends / "__init__.py":
+        if (path.parent.parent == backends and path.parent.name in SCHEDULERS) or path == PACKAGE / "registry.py":
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if names.search(line):
@@ -147,4 +147,4 @@ def test_the_registry_is_the_only_list_of_backends() -> None:
 
     default = Spec.model_fields["scheduler"].default_factory()
     assert default.backend == next(iter(SCHEDULERS))
-    assert Path(sys.modules["policyc.backends"].__file__).name == "__init__.py"
+    assert Path(sys.modules["policyc.registry"].__file__).name == "registry.py"

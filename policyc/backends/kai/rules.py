@@ -151,3 +151,7 @@ def _gpu_resource(cluster: Cluster) -> Iterator[Diagnostic]:
             if at == ("spec", "gpuResource")
             else "KAI's queues do not hold this pool's accelerators: quota them per namespace (tenants[].quota)",
         )
+
+
+CHECKS = (check,)
+"""The rules face (`policyc.backends.interface.RulesFace`): run only for policies that select KAI."""

@@ -31,7 +31,6 @@ from policyc import yaml_emitter
 from policyc.artifacts import Artifact, Manifest
 from policyc.backends import workloads
 from policyc.backends.binding import Binding
-from policyc.backends.interface import Check
 from policyc.backends.kueue import settings
 from policyc.contract import usages
 from policyc.diagnostics import Path
@@ -115,12 +114,6 @@ class Flavor:
     @property
     def pool_names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.pools)
-
-
-def checks() -> tuple[Check, ...]:
-    from policyc.backends.kueue import rules
-
-    return (rules.check,)
 
 
 def emit(cluster: Cluster) -> list[Artifact]:

@@ -294,3 +294,7 @@ def resource_group_problems(spec: dict, *, borrowing_allowed: bool) -> list[str]
                 if "lendingLimit" in r and Quantity.parse(r["lendingLimit"]) > Quantity.parse(r["nominalQuota"]):
                     out.append(f"flavor '{name}' {r['name']} lends more than its nominal quota")
     return out
+
+
+CHECKS = (check,)
+"""The rules face (`policyc.backends.interface.RulesFace`): run only for policies that select Kueue."""

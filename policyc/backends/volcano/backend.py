@@ -15,7 +15,6 @@ from policyc import yaml_emitter
 from policyc.artifacts import Artifact, Manifest
 from policyc.backends import workloads
 from policyc.backends.binding import Binding
-from policyc.backends.interface import Check
 from policyc.backends.volcano import settings
 from policyc.ir import Cluster, Tenant, Workload
 from policyc.k8s.dependencies import Reference
@@ -75,12 +74,6 @@ KINDS = {
     }[name]
     for name in settings.WORKLOAD_KINDS
 }
-
-
-def checks() -> tuple[Check, ...]:
-    from policyc.backends.volcano import rules
-
-    return rules.reserved_queue_names, rules.check
 
 
 def emit(cluster: Cluster) -> list[Artifact]:

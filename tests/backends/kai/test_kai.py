@@ -263,7 +263,7 @@ def test_workloads_join_by_queue_label_on_the_top_owner_and_scheduler_name(ai_pr
     obj = m.obj
     assert obj["kind"] == kind
     assert obj["metadata"]["labels"]["kai.scheduler/queue"] == tenant
-    templates = pod_templates(ai_prod.cluster, obj)
+    templates = pod_templates(ai_prod.backend.KINDS, obj)
     assert len(templates) == pods
     for _, _, pod in templates:
         assert pod["spec"]["schedulerName"] == "kai-scheduler"
