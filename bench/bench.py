@@ -57,7 +57,7 @@ _BUILD_ONCE = """
 import json, resource, sys, time
 t0 = time.perf_counter()
 from policyc.compiler import compile_file
-from policyc.write import write_tree
+from policyc.output.write import write_tree
 result = compile_file(sys.argv[1])
 t1 = time.perf_counter()
 write_tree(result.files, sys.argv[2])
@@ -70,7 +70,7 @@ print(json.dumps({"ok": result.ok, "build": t1 - t0, "write": t2 - t1,
 def in_process(path: Path, out: Path, repeat: int) -> dict:
     """Best-of-`repeat` stage timings of an in-process build (imports already done)."""
     from policyc.compiler import compile_file
-    from policyc.write import write_tree
+    from policyc.output.write import write_tree
 
     best: dict[str, float] = {}
     for _ in range(repeat):
@@ -99,7 +99,7 @@ def naive_verification(result, sample: int) -> tuple[float, float, int]:
     ones kubernetes_validate can check."""
     import kubernetes_validate
 
-    from policyc.verify import validator
+    from policyc.proof.schemas import validator
 
     version = result.cluster.kubernetes_version
     objects = [m.obj for a in result.artifacts for m in a.manifests

@@ -2,7 +2,7 @@
 
 Each stage is a plain function of the previous stage's result. The pipeline stops after the check
 stage if any error was found (backends only ever see a consistent cluster) and after verification if
-an emitted object fails its schema. It never writes files: `policyc.write` does, for the CLI.
+an emitted object fails its schema. It never writes files: `policyc.output.write` does, for the CLI.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from policyc.artifacts import Artifact
 from policyc.codes import Severity
 from policyc.diagnostics import PolicyError, Report, diag
 from policyc.ir import Cluster
-from policyc.write import OutputFile
+from policyc.output.write import OutputFile
 
 if TYPE_CHECKING:
     from policyc.backends.interface import SchedulerBackend
-    from policyc.load import Document
+    from policyc.language.load import Document
 
 
 @dataclass
@@ -58,7 +58,7 @@ TEXT_NAME = "<policy>"
 
 def compile_file(path: str | os.PathLike[str], display_name: str | None = None) -> Compilation:
     """Compile the policy at `path`; `display_name` is how diagnostics name the file."""
-    from policyc.load import load_file
+    from policyc.language.load import load_file
 
     name = display_name or os.fspath(path)
     return _paused_gc(lambda: _compile(lambda: load_file(path, name), name))
@@ -66,7 +66,7 @@ def compile_file(path: str | os.PathLike[str], display_name: str | None = None) 
 
 def compile_text(text: str, name: str = TEXT_NAME) -> Compilation:
     """Compile policy text; `name` is how diagnostics (and generated file headers) name it."""
-    from policyc.load import load_bytes
+    from policyc.language.load import load_bytes
 
     return _paused_gc(lambda: _compile(lambda: load_bytes(text.encode("utf-8"), name), name))
 
@@ -91,12 +91,12 @@ def _compile(load: Callable[[], Document], name: str) -> Compilation:
     from policyc.checks import run_checks
     from policyc.checks.written import Written
     from policyc.emit import emit
-    from policyc.parse import parse
+    from policyc.language.parse import parse
+    from policyc.output.write import render
     from policyc.proof import prove
-    from policyc.proof.tenancy import check as prove_tenancy
+    from policyc.proof.schemas import verify
     from policyc.resolve import resolve
-    from policyc.verify import verify
-    from policyc.write import render
+    from policyc.tenancy.proof import check as prove_tenancy
 
     result = Compilation(Report(name))
     report, clock = result.report, _Clock(result.timings)

@@ -143,7 +143,7 @@ class Report:
     """The diagnostics of one policy file, located in its source, sorted, and rendered."""
 
     file: str
-    source_map: object | None = None  # policyc.load.SourceMap; untyped to keep this module import-light
+    source_map: object | None = None  # policyc.language.load.SourceMap; untyped to keep this module import-light
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     def extend(self, diagnostics: Iterable[Diagnostic]) -> None:

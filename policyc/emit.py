@@ -9,27 +9,18 @@ pipeline passes in, adds its own objects and says how a template joins its queue
 from __future__ import annotations
 
 from policyc.artifacts import Artifact
-from policyc.backends import (
-    admission,
-    argocd,
-    autoscaling,
-    gpu_operator,
-    kubernetes,
-    monitoring,
-    node_agents,
-    nodes,
-    slurm,
-    workloads,
-)
+from policyc.backends import autoscaling, gpu_operator, kubernetes, monitoring, node_agents, nodes, slurm, workloads
 from policyc.backends.interface import SchedulerBackend
 from policyc.ir import Cluster
+from policyc.output import argocd
+from policyc.tenancy import policies
 
 
 def emit(cluster: Cluster, backend: SchedulerBackend) -> list[Artifact]:
     """Every artifact of the cluster, sorted by path; `backend` is its scheduler backend."""
     artifacts = [
         *kubernetes.emit(cluster),
-        *admission.emit(cluster, backend),
+        *policies.emit(cluster, backend),
         *backend.emit(cluster),
         *nodes.emit(cluster),
         *node_agents.emit(cluster),

@@ -14,19 +14,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path as FsPath
 
-from policyc import accelerators, dra, ir, mig, slurm
-from policyc.accelerators import CPU_TIER, VENDORS
-from policyc.backends.gpu_operator import NAMESPACE as GPU_OPERATOR_NAMESPACE
+from policyc import ir
 from policyc.codes import Severity
 from policyc.diagnostics import Diagnostic, Path, diag, did_you_mean, where
+from policyc.gpu import accelerators, dra, mig, slurm
+from policyc.gpu.accelerators import CPU_TIER, GPU_OPERATOR_NAMESPACE, VENDORS
 from policyc.ir import DEVICE_PLUGIN_CONFIG, MIG_CONFIG, RDMA_LABEL
 from policyc.k8s import versions
 from policyc.k8s.objects import QUOTA_OBJECT_COUNTS
 from policyc.k8s.quantity import Quantity
-from policyc.model import policy as m
-from policyc.model.types import GPU
-from policyc.noderanges import MAX_NODES, check, expand
-from policyc.parse import Parsed
+from policyc.language.model import policy as m
+from policyc.language.model.types import GPU
+from policyc.language.noderanges import MAX_NODES, check, expand
+from policyc.language.parse import Parsed
 from policyc.registry import every_settings, settings
 
 OWNED_DOMAINS = {

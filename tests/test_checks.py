@@ -71,7 +71,7 @@ def test_the_policy_language_names_exactly_the_kinds_policyc_templates() -> None
     """Each backend templates exactly the kinds its settings declare, and the language names every one of them."""
     from typing import get_args
 
-    from policyc.model.policy import WorkloadKind
+    from policyc.language.model.policy import WorkloadKind
     from policyc.registry import SCHEDULERS, scheduler, settings
 
     for name in SCHEDULERS:

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from policyc import __version__
-from policyc.cli import main
+from policyc.commands.cli import main
 from tests.conftest import REPO
 
 AI_PROD = str(REPO / "policies" / "ai-prod.yaml")
@@ -102,7 +102,7 @@ def test_internal_errors_exit_3_without_traceback(tmp_path, monkeypatch) -> None
         "import sys, policyc.emit as e\n"
         "def boom(cluster, backend): raise RuntimeError('simulated bug')\n"
         "e.emit = boom\n"
-        "from policyc.cli import run\n"
+        "from policyc.commands.cli import run\n"
         f"sys.argv = ['policyc', 'build', {MINIMAL!r}, '-o', {str(tmp_path / 'out')!r}]\n"
         "run()\n"
     )

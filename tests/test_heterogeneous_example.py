@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 import policyc
-from policyc.explain import placement_rows
+from policyc.commands.explain import placement_rows
 from policyc.registry import SCHEDULERS
 from tests.conftest import REPO
 

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from policyc.checks.quota_queue import alone_by_queue, alone_by_quota, caps, gang, overflow
-from policyc.report import figures
+from policyc.commands.report import figures
 from tests.conftest import POLICIES
 from tests.volcano_recorded import recorded
 

@@ -19,7 +19,7 @@ from policyc.codes import Rule
 from policyc.diagnostics import Diagnostic
 from policyc.ir import Cluster, Workload
 from policyc.k8s.dependencies import Reference
-from policyc.model.base import SchedulerSettings
+from policyc.language.model.base import SchedulerSettings
 
 Check = Callable[[Cluster], Iterable[Diagnostic]]
 

@@ -1,4 +1,4 @@
-"""Slurm partitions from the pools that name one (`nodePools[].slurm`), for Slurm 22.05 and later (`policyc.slurm`).
+"""Slurm partitions from the pools that name one (`nodePools[].slurm`), for Slurm 22.05 and later (`policyc.gpu.slurm`).
 
 `spec.slurm.operator: none` (slurmd runs on the nodes themselves):
 
@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import math
 
-from policyc import slurm
 from policyc.artifacts import Artifact, Manifest
 from policyc.diagnostics import Path
+from policyc.gpu import slurm
 from policyc.ir import Cluster, Pool, SlurmPartition, slurm_partitions
 from policyc.k8s.objects import metadata
-from policyc.write import header
+from policyc.output.write import header
 
 API_VERSION = "slinky.slurm.net/v1beta1"
 

@@ -1,5 +1,5 @@
 """Workload templates: a complete object per workload class, carrying the contract of its pods
-(`policyc.contract`: affinity, tolerations, requests and limits). The scheduler backend's `Binding` says how the
+(`policyc.pods`: affinity, tolerations, requests and limits). The scheduler backend's `Binding` says how the
 object joins its queue.
 """
 
@@ -9,12 +9,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from policyc import dra
 from policyc.artifacts import Artifact, Manifest
 from policyc.backends.binding import Binding
-from policyc.contract import NAME_LABEL, affinity, container_resources, nccl_interfaces, pod_resources, tolerations
+from policyc.gpu import dra
 from policyc.ir import Cluster, Workload
 from policyc.k8s.objects import metadata
+from policyc.pods import NAME_LABEL, affinity, container_resources, nccl_interfaces, pod_resources, tolerations
 
 SHM_VOLUME = "dshm"
 

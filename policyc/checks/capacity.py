@@ -1,7 +1,7 @@
 """Guarantees against what the pools that can serve them have (error), namespace quotas against the cluster
 (warning, with the ratio), and GPU tiers without pools.
 
-A tenant's guarantee can only be kept on the pools its workloads can reach (`policyc.contract`), and tenants that
+A tenant's guarantee can only be kept on the pools its workloads can reach (`policyc.pods`), and tenants that
 reach the same pools share them (a hybrid pool serving training and inference counts once). All guarantees can
 be kept together exactly when each can be routed to pools its tenant reaches without overfilling any pool; when
 they cannot, a minimum cut of that flow names the tenants whose guarantees cannot all be met and the pools they
@@ -17,11 +17,11 @@ from collections import deque
 from collections.abc import Iterator
 from fractions import Fraction
 
-from policyc import dra
-from policyc.contract import reachable_pools
 from policyc.diagnostics import Diagnostic, diag, listing
+from policyc.gpu import dra
 from policyc.ir import Cluster, Tenant, queue_chain
 from policyc.k8s.quantity import Quantity
+from policyc.pods import reachable_pools
 
 SHOWN = 6
 """Tenants or pools named in one message at most; the rest are counted."""

@@ -31,11 +31,11 @@ from typing import TypeVar
 
 from policyc.checks.autoscaling import quota_field, quota_uses
 from policyc.checks.sizing import queue_use
-from policyc.contract import pod_resources
 from policyc.diagnostics import Diagnostic, diag
 from policyc.ir import Cluster, Tenant, Workload, once_per_build
 from policyc.k8s.quantity import Quantity
-from policyc.proof.admission import QuotaUse
+from policyc.pods import pod_resources
+from policyc.proof.admitted import QuotaUse
 from policyc.registry import settings
 
 T = TypeVar("T")

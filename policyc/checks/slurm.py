@@ -1,6 +1,6 @@
 """Slurm partitions (`nodePools[].slurm`): one setting per partition and one default, NodeName lines that can be
 written, GPUs Slurm can be told about, priority tiers in the classes' order, Slurm-only pools out of the workloads'
-reach, and the quotas of a partition's priority class within its GPUs (`policyc.slurm`, `policyc.backends.slurm`).
+reach, and the quotas of a partition's priority class within its GPUs (`policyc.gpu.slurm`, `policyc.backends.slurm`).
 
 A pool without `slurm` is Kubernetes-only; with `slurm.shared: true` Kubernetes workloads of its usage may use it
 too; with `shared: false` (Slurm-only) its nodes carry `<domain>/slurm-only:NoSchedule`, and a workload whose
@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from policyc import slurm
-from policyc.contract import reachable_pools
 from policyc.diagnostics import Diagnostic, diag, listing
+from policyc.gpu import slurm
 from policyc.ir import Cluster, Pool, SlurmPartition, Tenant, slurm_partitions
 from policyc.k8s.quantity import Quantity
 from policyc.k8s.scheduling import tolerates_taint
+from policyc.pods import reachable_pools
 
 SETTINGS = (("default", "default"), ("max_time", "maxTime"), ("priority_class", "priorityClass"))
 """PoolSlurm fields a partition has once, and their policy names."""

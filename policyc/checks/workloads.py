@@ -1,14 +1,15 @@
 """Workload classes the backend cannot run, whose pods cannot be sized, whose limits contradict their requests, or
-that tolerate every taint or beyond what the policy grants them (`policyc.contract.excess`)."""
+that tolerate every taint or beyond what the policy grants them (`policyc.tenancy.grant.excess`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from policyc.contract import Excess, excess, grant, pod_resources, reachable_pools
 from policyc.diagnostics import Diagnostic, diag, listing
 from policyc.ir import Cluster, Pool, Workload
+from policyc.pods import pod_resources, reachable_pools
 from policyc.registry import settings
+from policyc.tenancy.grant import Excess, excess, grant
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:

@@ -1,6 +1,8 @@
 """The proof: what the emitted objects do on a cluster, before anything is written.
 
-- `admission`: every pod of every workload template is admitted in its namespace (LimitRange, Pod validation,
+- `schemas`: every object passes the schema the API server applies to its kind (the pipeline runs it first);
+
+- `admitted`: every pod of every workload template is admitted in its namespace (LimitRange, Pod validation,
   Priority, ResourceQuota), one by one and all of them together;
 - `placement`: where those pods can land, by kube-scheduler's filters, against every pool and the control plane;
 - `node_agents`: the DaemonSets the GPU nodes need (device plugin ...) tolerate every taint of those nodes.
@@ -16,7 +18,7 @@ from policyc.artifacts import Artifact
 from policyc.backends.workloads import Kind
 from policyc.diagnostics import Diagnostic
 from policyc.ir import Cluster
-from policyc.proof import admission, node_agents, placement
+from policyc.proof import admitted, node_agents, placement
 
 
 def prove(cluster: Cluster, artifacts: list[Artifact], kinds: Mapping[str, Kind]) -> list[Diagnostic]:
@@ -24,7 +26,7 @@ def prove(cluster: Cluster, artifacts: list[Artifact], kinds: Mapping[str, Kind]
     whose templates are among `artifacts`."""
     templates = placement.workload_templates(artifacts)
     return [
-        *admission.check(cluster, artifacts, templates, kinds),
+        *admitted.check(cluster, artifacts, templates, kinds),
         *placement.prove(cluster, artifacts, kinds),
         *node_agents.check(cluster),
     ]

@@ -15,11 +15,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from policyc import dra
 from policyc.artifacts import Artifact
 from policyc.backends.workloads import Kind, PodTemplates, pod_templates
-from policyc.contract import tolerations
 from policyc.diagnostics import Diagnostic, diag
+from policyc.gpu import dra
 from policyc.ir import Cluster, Taint, Workload
 from policyc.k8s.scheduling import (
     NO_EXECUTE,
@@ -31,6 +30,7 @@ from policyc.k8s.scheduling import (
     tolerates_taint,
 )
 from policyc.k8s.validation import taint_string
+from policyc.pods import tolerations
 
 CONTROL_PLANE = "(control plane)"
 """Name of the control plane in the matrix; not a valid pool name, so it cannot clash with one."""
@@ -162,7 +162,7 @@ def named_node(pod: Mapping[str, Any]) -> str | None:
 
 
 def claim_templates(artifacts: list[Artifact]) -> dict[tuple[str, str], dict[str, int]]:
-    """The ResourceClaimTemplates among the emitted objects (`policyc.dra.claim_devices`)."""
+    """The ResourceClaimTemplates among the emitted objects (`policyc.gpu.dra.claim_devices`)."""
     return dra.claim_devices(m.obj for a in artifacts if not a.template for m in a.manifests)
 
 

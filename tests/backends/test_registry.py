@@ -128,7 +128,7 @@ def test_the_json_schema_accepts_each_backend_and_refuses_foreign_settings() -> 
     import jsonschema
     from ruamel.yaml import YAML
 
-    from policyc.model import json_schema
+    from policyc.language.model import json_schema
 
     validator = jsonschema.Draft202012Validator(json_schema())
     base = YAML(typ="safe").load(POLICIES / "minimal.yaml")
@@ -143,7 +143,7 @@ def test_the_json_schema_accepts_each_backend_and_refuses_foreign_settings() -> 
 
 def test_the_registry_is_the_only_list_of_backends() -> None:
     """The default backend is the first registered; its settings model is what an omitted scheduler gives."""
-    from policyc.model.policy import Spec
+    from policyc.language.model.policy import Spec
 
     default = Spec.model_fields["scheduler"].default_factory()
     assert default.backend == next(iter(SCHEDULERS))

@@ -5,7 +5,7 @@ flavor's group of pools, flavors a preferred-placement workload must not get, ga
 and Kueue's own rules on what the backend generates (resource groups, limits only inside a cohort, the controller
 Configuration and the kube-scheduler profile), which only a policyc bug can break.
 
-A flavor is the pools of one GPU tier and one usage (`policyc.backends.kueue.Flavor`)."""
+A flavor is the pools of one GPU tier and one usage (`policyc.backends.kueue.backend.Flavor`)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from policyc.backends.kueue import backend as kueue
 from policyc.backends.kueue import conf as kueue_conf
 from policyc.backends.kueue import kube_scheduler_conf
 from policyc.checks import capacity, queues
-from policyc.contract import usages
 from policyc.diagnostics import Diagnostic, diag, listing
 from policyc.ir import Cluster, Pool
 from policyc.k8s.quantity import Quantity
+from policyc.pods import usages
 
 _BUG = "this is a policyc bug; please report it"
 

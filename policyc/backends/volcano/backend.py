@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 
-from policyc import yaml_emitter
 from policyc.artifacts import Artifact, Manifest
 from policyc.backends import workloads
 from policyc.backends.binding import Binding
@@ -19,6 +18,7 @@ from policyc.backends.volcano import settings
 from policyc.ir import Cluster, Tenant, Workload
 from policyc.k8s.dependencies import Reference
 from policyc.k8s.objects import metadata, resource_list
+from policyc.output import yaml_emitter
 
 NAME = "volcano"
 QUEUE_GROUP = "scheduling.volcano.sh"

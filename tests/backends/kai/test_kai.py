@@ -10,7 +10,7 @@ from policyc.backends.kai import backend as kai
 from policyc.backends.kai import rules as kai_rules
 from policyc.backends.workloads import pod_templates
 from policyc.compiler import compile_file, compile_text
-from policyc.crd_schemas import crd_schema
+from policyc.k8s.crd_schemas import crd_schema
 from policyc.k8s.quantity import Quantity
 from tests.conftest import POLICIES
 

@@ -1,7 +1,7 @@
 """Turn artifacts into file bytes, and put them on disk without ever leaving half a tree.
 
 Rendering is deterministic: a header naming the policy (no timestamps, paths or versions), objects of
-a file sorted by Argo CD sync wave (so that each comes after what it needs, `policyc.backends.argocd`), then kind,
+a file sorted by Argo CD sync wave (so that each comes after what it needs, `policyc.output.argocd`), then kind,
 namespace and name, canonical YAML. Writing builds the whole tree in a
 temporary directory beside the target and swaps it in: atomically with Linux's renameat2
 RENAME_EXCHANGE where available, else by two renames that are undone if the second fails.
@@ -23,9 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from policyc import yaml_emitter
 from policyc.artifacts import Artifact
-from policyc.backends.argocd import SYNC_WAVE
+from policyc.output import yaml_emitter
+from policyc.output.argocd import SYNC_WAVE
 
 KIND_ORDER = ("Namespace", "PriorityClass", "ResourceQuota", "LimitRange", "ConfigMap", "Queue")
 MARKER_FILE = "kustomization.yaml"

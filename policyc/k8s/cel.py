@@ -1,5 +1,5 @@
-"""CEL literals of JSON-like data, for the admission policies policyc writes (`policyc.tenancy`,
-`policyc.injection`). Strings are single-quoted, so that the YAML around them needs no escapes.
+"""CEL literals of JSON-like data, for the CEL policyc writes (the tenants' admission policies, `policyc.tenancy`;
+DRA device selectors, `policyc.gpu.dra`). Strings are single-quoted, so that the YAML around them needs no escapes.
 
 The API server's CEL environment requires homogeneous aggregate literals: every element of a list literal, and
 every key and every value of a map literal, must have the type of the first one, where `dyn` matches only `dyn`

@@ -3,7 +3,7 @@
 Each is an annotated type whose validator applies Kubernetes' own syntax rules (`policyc.k8s.names`,
 `policyc.k8s.quantity`) and whose JSON Schema carries the matching pattern, so editors flag mistakes
 as the compiler would. Validation failures raise `PydanticCustomError`s of type ``policyc`` whose
-context names the diagnostic rule and a fix-it hint; `policyc.parse` turns them into located diagnostics.
+context names the diagnostic rule and a fix-it hint; `policyc.language.parse` turns them into located diagnostics.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from policyc.k8s import names
 from policyc.k8s.quantity import Quantity as _Quantity
 from policyc.k8s.quantity import QuantityError
 from policyc.k8s.validation import HIGHEST_USER_DEFINABLE_PRIORITY
-from policyc.noderanges import NodeRangeError, check
+from policyc.language.noderanges import NodeRangeError, check
 
 DNS1123_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 DNS1123_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
@@ -43,11 +43,11 @@ STANDARD_RESOURCES = ("cpu", "memory", "ephemeral-storage", "storage", GPU)
 
 @dataclass(frozen=True, slots=True)
 class Why:
-    """What a field's pydantic constraints stand for, in the policy's own terms: `policyc.parse` words a value they
-    refuse with these, never with pydantic's ("Input should be greater than or equal to 2"). Each is (why the value
-    is wrong, what to write instead): `low` for a number below its minimum, or an empty list or text; `high` for a
-    number above its maximum, or too long a text; `shape` for a text its pattern refuses, whose fix `suggest` may
-    propose (a corrected value, or None)."""
+    """What a field's pydantic constraints stand for, in the policy's own terms: `policyc.language.parse` words a
+    value they refuse with these, never with pydantic's ("Input should be greater than or equal to 2"). Each is (why
+    the value is wrong, what to write instead): `low` for a number below its minimum, or an empty list or text;
+    `high` for a number above its maximum, or too long a text; `shape` for a text its pattern refuses, whose fix
+    `suggest` may propose (a corrected value, or None)."""
 
     low: tuple[str, str] | None = None
     high: tuple[str, str] | None = None
@@ -56,7 +56,7 @@ class Why:
 
 
 def policy_error(rule: str, message: str, hint: str | None = None) -> PydanticCustomError:
-    """A validation error that `policyc.parse` reports under diagnostic rule `rule`."""
+    """A validation error that `policyc.language.parse` reports under diagnostic rule `rule`."""
     return PydanticCustomError("policyc", "{message}", {"rule": rule, "message": message, "hint": hint})
 
 

@@ -15,11 +15,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from policyc import dra
 from policyc.artifacts import Artifact
 from policyc.backends.kubernetes import CLASS_QUOTA_PREFIX, FORBIDDEN_PRIORITIES_QUOTA_NAME
 from policyc.backends.workloads import Kind, kind_of, pod_templates
 from policyc.diagnostics import Diagnostic, Path, diag
+from policyc.gpu import dra
 from policyc.ir import Cluster, Tenant, Workload
 from policyc.k8s.admission import Refusal, admit_pod, pod_usage, quota_matches, quota_scopes
 from policyc.k8s.quantity import Quantity

@@ -1,6 +1,6 @@
 """Each tenant's placement contract as admission rules: what its pods and workloads may carry.
 
-A rule is written twice, side by side: as CEL, which `policyc.backends.admission` compiles into the tenant's
+A rule is written twice, side by side: as CEL, which `policyc.tenancy.policies` compiles into the tenant's
 ValidatingAdmissionPolicy, and as Python (`holds`), which the tenancy proof and `policyc explain --pod` evaluate.
 The tests evaluate the emitted CEL with a CEL library and hold both to the same verdict on every pod they try.
 
@@ -16,10 +16,10 @@ from typing import Any
 
 from policyc.backends.interface import SchedulerBackend
 from policyc.backends.workloads import Kind
-from policyc.cel import literal
-from policyc.contract import governed_keys, grant
-from policyc.injection import Injection, api_version, apply, injections, namespace_defaults, patches
 from policyc.ir import Cluster, Tenant, once_per_build
+from policyc.k8s.cel import literal
+from policyc.tenancy.grant import governed_keys, grant
+from policyc.tenancy.injection import Injection, api_version, apply, injections, namespace_defaults, patches
 
 DEFAULT_SCHEDULER = "default-scheduler"
 """The API server's default for a pod's `schedulerName`."""
@@ -33,9 +33,9 @@ class Contract:
     mode: str
     namespaces: tuple[str, ...]
     governed: tuple[str, ...]
-    """The toleration keys of every taint that keeps pods off nodes (`contract.governed_keys`)."""
+    """The toleration keys of every taint that keeps pods off nodes (`grant.governed_keys`)."""
     grants: tuple[Mapping[str, tuple[str, ...]], ...]
-    """What each of its workload classes is granted (`contract.grant`; classes with the same grant once): governed
+    """What each of its workload classes is granted (`grant.grant`; classes with the same grant once): governed
     key -> the values a pod may tolerate. A pod's governed tolerations must all be within one grant, with operator
     Equal. One empty grant for a tenant without classes: its pods may tolerate no governed key."""
     priority_classes: tuple[str, ...]

@@ -26,9 +26,9 @@ from typing import Any
 
 from policyc.artifacts import Artifact, Manifest
 from policyc.backends import autoscaling
-from policyc.crd_schemas import crd_schema, crd_schema_text
 from policyc.diagnostics import Diagnostic, diag
 from policyc.k8s import validation
+from policyc.k8s.crd_schemas import crd_schema, crd_schema_text
 
 _OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 

@@ -17,9 +17,9 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Tag, TypeAdapter, ValidationError
 
 from policyc.diagnostics import QUOTED, Diagnostic, Path, closest, describe_value, diag, did_you_mean, where
-from policyc.load import SourceMap
-from policyc.model import ClusterPolicy, policy_model
-from policyc.model.types import Why
+from policyc.language.load import SourceMap
+from policyc.language.model import ClusterPolicy, policy_model
+from policyc.language.model.types import Why
 from policyc.registry import settings as backend_settings
 
 NAMED_LISTS = ("gpuTiers", "nodePools", "priorityClasses", "tenants", "workloads")
@@ -127,7 +127,7 @@ def _meant_field(tagged: Path) -> str | None:
 def _glued(key: str) -> tuple[str, str] | None:
     """'count:8' -> ('count', '8'): a key and its value without the space after ':', which YAML reads as one key
     (in a flow mapping) with no value; not a time or a URL, whose ':' belongs to them."""
-    from policyc.yaml_errors import value_like
+    from policyc.language.yaml_errors import value_like
 
     match = re.fullmatch(r"([^\s:]+):(\S+)", key)
     return (match[1], match[2]) if match and not value_like(key) else None

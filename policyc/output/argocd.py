@@ -8,7 +8,7 @@ Both orders follow from what each object needs created before it (`policyc.k8s.d
   object and one it needs must not share a wave.
 - kustomization.yaml lists each file after every file holding something it needs, and says
   `sortOptions: {order: fifo}`: kustomize then keeps that order and each file's own (its objects by wave,
-  `policyc.write`). Its default, `legacy`, sorts by kind and then name instead, which puts a child queue named
+  `policyc.output.write`). Its default, `legacy`, sorts by kind and then name instead, which puts a child queue named
   before its parent first. `kubectl apply -k` creates the objects in the order kustomize prints them.
 
 Custom resources carry ``SkipDryRunOnMissingResource=true`` so that a first sync does not fail before their CRDs
@@ -23,8 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from policyc.artifacts import Artifact, Manifest
-from policyc.crd_schemas import crd_schema
 from policyc.k8s import dependencies
+from policyc.k8s.crd_schemas import crd_schema
 from policyc.k8s.dependencies import ObjectId, Reference, identity
 
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"

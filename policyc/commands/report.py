@@ -25,18 +25,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from policyc import dra, mig
 from policyc.backends.kubernetes import QUOTA_NAME, quota_object
 from policyc.checks.autoscaling import Headroom, headroom
 from policyc.checks.capacity import own_guarantees, quota_totals, subtree_reach
 from policyc.checks.quota_queue import binding
 from policyc.checks.sizing import pool_room, queue_use
 from policyc.compiler import Compilation
-from policyc.contract import contract_pod, pod_resources, reachable_pools
-from policyc.formats import render_text
+from policyc.gpu import dra, mig
 from policyc.ir import Cluster, Pool, Workload
 from policyc.k8s.quantity import Quantity
-from policyc.proof.admission import quota_use
+from policyc.output.formats import render_text
+from policyc.pods import contract_pod, pod_resources, reachable_pools
+from policyc.proof.admitted import quota_use
 
 WHOLE = "GPU"
 """The kind of whole cards requested through the device plugin."""

@@ -17,7 +17,7 @@ import itertools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from policyc.cel import literal
+from policyc.k8s.cel import literal
 
 DRIVER = "gpu.nvidia.com"
 """NVIDIA's DRA driver (kubernetes-sigs/dra-driver-nvidia-gpu): its devices' driver name and attribute domain."""

@@ -24,8 +24,8 @@ from pydantic import (
 )
 
 from policyc.diagnostics import describe_value
-from policyc.model.base import Model, SchedulerSettings
-from policyc.model.types import (
+from policyc.language.model.base import Model, SchedulerSettings
+from policyc.language.model.types import (
     GpuProduct,
     KubernetesVersion,
     LabelKey,
@@ -468,7 +468,7 @@ class Toleration(Model):
 
 
 def _slurm_time(value: str) -> str:
-    from policyc import slurm
+    from policyc.gpu import slurm
 
     try:
         slurm.minutes(value)
@@ -985,7 +985,7 @@ def _threshold(what: str, low: float, high: float, *, integer: bool = False, ope
 
 def _duration(non_zero: bool) -> Any:
     """A Prometheus duration (5m, 1h30m), as a string; `non_zero` for a window."""
-    from policyc.promql import DURATION, duration_hint, duration_ms
+    from policyc.gpu.promql import DURATION, duration_hint, duration_ms
 
     def validate(value: Any) -> str:
         if not isinstance(value, str):

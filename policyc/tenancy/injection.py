@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from policyc.backends.binding import Binding
-from policyc.cel import literal as cel
-from policyc.contract import affinity, tolerations
 from policyc.ir import Cluster, Workload
 from policyc.k8s import versions
+from policyc.k8s.cel import literal as cel
+from policyc.pods import affinity, tolerations
 
 
 def api_version(cluster: Cluster) -> str | None:

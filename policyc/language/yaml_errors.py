@@ -278,7 +278,8 @@ def _missing_colon(text: str, index: int) -> _Found:
 
 def _glued_flow_colon(e: _Syntax) -> _Found | None:
     """'a:b' in a '{...}' or '[...]': one plain value in YAML 1.2, which libyaml refuses. Only reached when the YAML 1.2
-    parser does not read the file (over `policyc.load.CONFORMING_MAX_CHARS`, or refused earlier in the text)."""
+    parser does not read the file (over `policyc.language.load.CONFORMING_MAX_CHARS`, or refused earlier in the
+    text)."""
     if "unexpected ':'" not in e.problem or e.opened is None:
         return None
     entry = re.match(r"[^\s,\[\]{}]*", e.text[e.opened :]).group()

@@ -116,14 +116,14 @@ def load_bytes(raw: bytes, file: str) -> Document:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        from policyc.yaml_errors import line_column  # error paths only import it
+        from policyc.language.yaml_errors import line_column  # error paths only import it
 
         line, column = line_column(raw, e.start, b"\n")
         raise _fatal(
             "encoding", f"byte 0x{raw[e.start]:02x} is not valid UTF-8", line, column, _NOT_UTF8_HINT
         ) from None
     if "\x00" in text:
-        from policyc.yaml_errors import line_column
+        from policyc.language.yaml_errors import line_column
 
         line, column = line_column(text, text.index("\x00"), "\n")
         raise _fatal("encoding", "the file contains a NUL byte", line, column, "is this a binary file?")
@@ -153,7 +153,7 @@ class _Builder:
     def build(self, text: str) -> Document:
         too_deep = _flow_too_deep(text)  # libyaml's composer recurses in C: refuse before it overflows
         if too_deep is not None:
-            from policyc.yaml_errors import line_column
+            from policyc.language.yaml_errors import line_column
 
             raise _fatal(
                 "input-too-large",
@@ -348,7 +348,7 @@ def _compose(text: str) -> list[Any]:
         else:
             if not _holds_surrogate(nodes):  # libyaml's error stands (an escape such as "\ud800")
                 return nodes
-    from policyc.yaml_errors import explain
+    from policyc.language.yaml_errors import explain
 
     message, hint, line, column = explain(error, text)
     raise PolicyError([_located(diag("yaml-syntax", message, hint=hint), line, column)]) from None

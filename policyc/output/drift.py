@@ -20,8 +20,8 @@ from ruamel.yaml import YAML, YAMLError
 
 from policyc.diagnostics import Diagnostic, diag
 from policyc.ir import Cluster
-from policyc.load import MAX_FILE_BYTES
-from policyc.write import OutputFile
+from policyc.language.load import MAX_FILE_BYTES
+from policyc.output.write import OutputFile
 
 
 @dataclass

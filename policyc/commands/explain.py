@@ -169,10 +169,10 @@ class ManifestError(ValueError):
 
 
 def explain_manifest(compilation: Compilation, obj: object) -> PodExplanation:
-    """Admission by the tenant's policy (`policyc.tenancy`) and placement (`policyc.proof.placement`) of a pod, or
-    of a workload object of a kind the policy matches."""
-    from policyc import tenancy
+    """Admission by the tenant's policies (`policyc.tenancy.contract.admit`) and placement (`policyc.proof.placement`)
+    of a pod, or of a workload object of a kind the policy matches."""
     from policyc.proof.placement import named_node, placement_of
+    from policyc.tenancy.contract import admit, contracts, tenant_of
 
     cluster, backend = compilation.cluster, compilation.backend
     assert cluster is not None and backend is not None
@@ -191,17 +191,17 @@ def explain_manifest(compilation: Compilation, obj: object) -> PodExplanation:
             known = ", ".join(["v1 Pod", *sorted(f"{k.group} {k.kind}" for k in matched.values())])
             raise ManifestError(f"{api_version} {kind} is not a kind policyc's admission policies match ({known}), "
                                 "and it has no pod template (spec.template) whose pods they would")  # fmt: skip
-        from policyc.proof.admission import as_pod
+        from policyc.proof.admitted import as_pod
 
         pods = explain_manifest(compilation, as_pod(template, str(obj["metadata"].get("name", "")), namespace))
         return replace(pods, kind=str(kind), as_pods=True)
-    tenant = tenancy.tenant_of(cluster, namespace)
-    contract = tenancy.contracts(cluster, backend).get(tenant.name) if tenant else None
+    tenant = tenant_of(cluster, namespace)
+    contract = contracts(cluster, backend).get(tenant.name) if tenant else None
     injected = None
     try:
         broken = []
         if contract is not None:
-            admission = tenancy.admit(contract, obj)
+            admission = admit(contract, obj)
             obj, injected, broken = dict(admission.obj), admission.injected, admission.refusals
         if (api_version, kind) == ("v1", "Pod"):
             pods = [("pod", obj)]

@@ -1,9 +1,9 @@
-"""The tenancy proof: each tenant's admission rules (`policyc.tenancy`) admit its own templates, the workload
-objects and the pods their controllers create, and refuse pods that break its placement contract: a wildcard
-toleration, Exists on a pool key, a toleration of a pool its workloads may not use or of the control plane,
-`spec.nodeName`, a foreign scheduler or queue, a forbidden priority class. Where classes are injected
-(`policyc.injection`), a pod carrying only a class's label (and its priority class) is admitted once injected and
-lands exactly on the pools the class's template can use.
+"""The tenancy proof: each tenant's admission rules (`contract`) admit its own templates, the workload objects and
+the pods their controllers create, and refuse pods that break its placement contract: a wildcard toleration, Exists
+on a pool key, a toleration of a pool its workloads may not use or of the control plane, `spec.nodeName`, a foreign
+scheduler or queue, a forbidden priority class. Where classes are injected (`injection`), a pod carrying only a
+class's label (and its priority class) is admitted once injected and lands exactly on the pools the class's template
+can use. The pipeline runs it after the proof of `policyc.proof`, whose models of admission and placement it uses.
 """
 
 from __future__ import annotations
@@ -12,16 +12,17 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from policyc import tenancy
 from policyc.artifacts import Artifact
 from policyc.backends.interface import SchedulerBackend
 from policyc.backends.workloads import pod_templates
-from policyc.contract import CONTROL_PLANE_TAINT, granted_pools, reachable_pools
 from policyc.diagnostics import Diagnostic, diag
 from policyc.ir import Cluster, Workload
 from policyc.k8s.scheduling import NO_EXECUTE, NO_SCHEDULE
-from policyc.proof.admission import as_pod
+from policyc.pods import reachable_pools
+from policyc.proof.admitted import as_pod
 from policyc.proof.placement import placement_of, workload_templates
+from policyc.tenancy import contract
+from policyc.tenancy.grant import CONTROL_PLANE_TAINT, granted_pools
 
 PROBE_IMAGE = "registry.k8s.io/pause:3.10"
 DEFAULT_TOLERATIONS = (
@@ -41,7 +42,7 @@ class Adversary:
     """The rule that must refuse it."""
 
 
-def honest_pod(cluster: Cluster, c: tenancy.Contract) -> dict:
+def honest_pod(cluster: Cluster, c: contract.Contract) -> dict:
     """A bare pod of the tenant that keeps every rule: its scheduler, a class it may use, its queue."""
     spec: dict = {"schedulerName": c.scheduler_name}
     if not c.no_class:
@@ -65,7 +66,7 @@ def _with(pod: dict, *, spec: Mapping[str, Any] = {}, labels: Mapping[str, str] 
     return {**pod, "metadata": meta, "spec": {**pod["spec"], **spec}}
 
 
-def adversaries(cluster: Cluster, c: tenancy.Contract) -> list[Adversary]:
+def adversaries(cluster: Cluster, c: contract.Contract) -> list[Adversary]:
     """Pods of the tenant that each break one rule: a wildcard toleration, Exists on each governed key, the control
     plane's tolerations, the tolerations of each pool the tenant is not granted (a pod tolerating its way there
     must tolerate all of its taints, and a pod that tolerates more is refused if this one is), `spec.nodeName`,
@@ -88,7 +89,8 @@ def adversaries(cluster: Cluster, c: tenancy.Contract) -> list[Adversary]:
             pod = _with(base, spec={"tolerations": tolerations})
             out.append(Adversary(f"the tolerations of pool '{pool.name}'", pod, "foreign-toleration"))
     out.append(Adversary("spec.nodeName", _with(base, spec={"nodeName": _some_node(cluster)}), "node-name"))
-    other_scheduler = "other-scheduler" if c.scheduler_name == tenancy.DEFAULT_SCHEDULER else tenancy.DEFAULT_SCHEDULER
+    default = contract.DEFAULT_SCHEDULER
+    other_scheduler = "other-scheduler" if c.scheduler_name == default else default
     out.append(Adversary(f"scheduler {other_scheduler}", _with(base, spec={"schedulerName": other_scheduler}),
                          "scheduler-name"))  # fmt: skip
     other_queue = next((t.name for t in cluster.tenants if t.name != c.queue), f"{c.queue}-other")
@@ -109,7 +111,7 @@ def _some_node(cluster: Cluster) -> str:
 
 
 def honest_objects(
-    cluster: Cluster, artifacts: list[Artifact], c: tenancy.Contract, backend: SchedulerBackend
+    cluster: Cluster, artifacts: list[Artifact], c: contract.Contract, backend: SchedulerBackend
 ) -> list[tuple[str, dict]]:
     """(what, object) of the tenant's templates and the pods their controllers create (with the tolerations
     `backend`, the cluster's scheduler backend, adds), and its bare probe pod."""
@@ -117,7 +119,7 @@ def honest_objects(
 
 
 def _honest(
-    cluster: Cluster, templates: Mapping[str, Mapping[str, Any]], c: tenancy.Contract, backend: SchedulerBackend
+    cluster: Cluster, templates: Mapping[str, Mapping[str, Any]], c: contract.Contract, backend: SchedulerBackend
 ) -> list[tuple[str, dict]]:
     out: list[tuple[str, dict]] = [("a bare pod", honest_pod(cluster, c))]
     for w in cluster.workloads:
@@ -137,15 +139,15 @@ def _honest(
 def check(cluster: Cluster, artifacts: list[Artifact], backend: SchedulerBackend) -> Iterator[Diagnostic]:
     """Each tenant's admission rules against its honest objects, its injected pods and the adversaries; `backend` is
     the cluster's scheduler backend."""
-    contracts = tenancy.contracts(cluster, backend)
+    contracts = contract.contracts(cluster, backend)
     templates = workload_templates(artifacts)
     for t in cluster.tenants:
         c = contracts.get(t.name)
         if c is None:
             continue
-        rules = tenancy.tenant_rules(cluster, backend)[t.name]
+        rules = contract.tenant_rules(cluster, backend)[t.name]
         for what, obj in _honest(cluster, templates, c, backend):
-            for r in tenancy.refusals(c, obj, of=rules):
+            for r in contract.refusals(c, obj, of=rules):
                 yield diag("tenancy-proof-failed", f"tenant '{t.name}': {what} is refused: {r.message}", t.path,
                            hint=_BUG)  # fmt: skip
         for w, pod, landed, expected, refused in _injected(cluster, c, rules):
@@ -158,7 +160,7 @@ def check(cluster: Cluster, artifacts: list[Artifact], backend: SchedulerBackend
                 yield diag("tenancy-proof-failed", f"tenant '{t.name}': {pod} {what} once injected", w.path,
                            hint=_BUG)  # fmt: skip
         for a in adversaries(cluster, c):
-            if a.rule not in {r.rule for r in tenancy.refusals(c, a.pod, of=rules)}:
+            if a.rule not in {r.rule for r in contract.refusals(c, a.pod, of=rules)}:
                 yield diag("tenancy-proof-failed", f"tenant '{t.name}': a pod with {a.attempt} is not refused by "
                            f"rule {a.rule}", t.path, hint=_BUG)  # fmt: skip
 
@@ -170,7 +172,7 @@ def labelled_pod(cluster: Cluster, w: Workload, *, labelled: bool = True) -> dic
     """A pod naming only the class (and the class's priority class, which is not injected), as it reaches the
     mutating policies: defaulted scheduler, default tolerations. Unlabelled: it names no class, and gets its
     namespace's default."""
-    spec: dict = {"schedulerName": tenancy.DEFAULT_SCHEDULER, "tolerations": [dict(t) for t in DEFAULT_TOLERATIONS]}
+    spec: dict = {"schedulerName": contract.DEFAULT_SCHEDULER, "tolerations": [dict(t) for t in DEFAULT_TOLERATIONS]}
     if w.priority_class:
         spec["priorityClassName"] = w.priority_class
     spec["containers"] = [{"name": "main", "image": w.image}]
@@ -181,7 +183,7 @@ def labelled_pod(cluster: Cluster, w: Workload, *, labelled: bool = True) -> dic
 
 
 def _injected(
-    cluster: Cluster, c: tenancy.Contract, rules: list[tenancy.Rule]
+    cluster: Cluster, c: contract.Contract, rules: list[contract.Rule]
 ) -> Iterator[tuple[Workload, str, set[str], set[str], list[str]]]:
     """(class, which pod, pools it lands on once injected, pools the class's template can use, rules refusing it)
     for the labelled pod of each injected class, and the unlabelled pod of a namespace's default class."""
@@ -192,7 +194,7 @@ def _injected(
         if w.namespace_default:
             pods.append((f"a pod naming no class in '{w.namespace}'", labelled_pod(cluster, w, labelled=False)))
         for what, pod in pods:
-            admission = tenancy.admit(c, pod, of=rules)
+            admission = contract.admit(c, pod, of=rules)
             refused = [r.rule for r in admission.refusals]
             landed = {target for target, admitted, _ in placement_of(cluster, admission.obj) if admitted}
             yield w, what, landed, {p.name for p in reachable_pools(cluster, w)}, refused

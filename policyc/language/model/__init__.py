@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from policyc.model.policy import API_VERSION, KIND, ClusterPolicy, policy_model
+from policyc.language.model.policy import API_VERSION, KIND, ClusterPolicy, policy_model
 
 __all__ = ["API_VERSION", "KIND", "ClusterPolicy", "json_schema", "json_schema_text", "policy_model"]
 

@@ -1,7 +1,7 @@
-"""Admission policies: per tenant, a ValidatingAdmissionPolicy holding its pods and workloads to its placement
-contract (`policyc.tenancy`), and its binding, whose validation actions follow the tenant's mode; and, where the
-API server has MutatingAdmissionPolicy, one injecting a workload class's placement into the tenant's pods that
-name it (`policyc.injection`).
+"""The tenants' admission policies: per tenant, a ValidatingAdmissionPolicy holding its pods and workloads to its
+placement contract (`contract`), and its binding, whose validation actions follow the tenant's mode; and, where the
+API server has MutatingAdmissionPolicy, one injecting a workload class's placement into the tenant's pods that name
+it (`injection`).
 
 The contract's values are written into the CEL as literals, one policy per tenant, rather than read from
 parameter objects: a ConfigMap holds strings only (a list would need `split`, which CEL libraries outside the API
@@ -11,12 +11,12 @@ tenant's namespaces by `kubernetes.io/metadata.name`, which the API server sets 
 
 from __future__ import annotations
 
-from policyc import injection, tenancy
 from policyc.artifacts import Artifact, Manifest
 from policyc.backends.interface import SchedulerBackend
-from policyc.cel import literal
 from policyc.ir import Cluster, Tenant
+from policyc.k8s.cel import literal
 from policyc.k8s.objects import metadata
+from policyc.tenancy import contract, injection
 
 API_VERSION = "admissionregistration.k8s.io/v1"
 NAMESPACE_NAME = "kubernetes.io/metadata.name"
@@ -30,7 +30,7 @@ def policy_name(tenant: str) -> str:
 
 def emit(cluster: Cluster, backend: SchedulerBackend) -> list[Artifact]:
     """The policies of each tenant whose admission mode is not off; `backend` is the cluster's scheduler backend."""
-    contracts, rules = tenancy.contracts(cluster, backend), tenancy.tenant_rules(cluster, backend)
+    contracts, rules = contract.contracts(cluster, backend), contract.tenant_rules(cluster, backend)
     return [
         Artifact(f"admission/{t.name}.yaml", _objects(cluster, t, contracts[t.name], rules[t.name]), synced=True)
         for t in cluster.tenants
@@ -38,7 +38,9 @@ def emit(cluster: Cluster, backend: SchedulerBackend) -> list[Artifact]:
     ]
 
 
-def _objects(cluster: Cluster, tenant: Tenant, c: tenancy.Contract, rules: list[tenancy.Rule]) -> tuple[Manifest, ...]:
+def _objects(
+    cluster: Cluster, tenant: Tenant, c: contract.Contract, rules: list[contract.Rule]
+) -> tuple[Manifest, ...]:
     name = policy_name(tenant.name)
     policy = {
         "apiVersion": API_VERSION,
@@ -46,8 +48,8 @@ def _objects(cluster: Cluster, tenant: Tenant, c: tenancy.Contract, rules: list[
         "metadata": metadata(name, cluster.name, labels={cluster.keys.tenant: tenant.name}),
         "spec": {
             "failurePolicy": "Fail",
-            "matchConstraints": {"resourceRules": list(tenancy.matched_resources(c))},
-            "variables": tenancy.variables(c),
+            "matchConstraints": {"resourceRules": list(contract.matched_resources(c))},
+            "variables": contract.variables(c),
             "validations": [{"expression": r.cel, "message": r.message, "reason": "Forbidden"} for r in rules],
         },
     }
@@ -68,7 +70,7 @@ def _objects(cluster: Cluster, tenant: Tenant, c: tenancy.Contract, rules: list[
     )
 
 
-def _injection(cluster: Cluster, tenant: Tenant, c: tenancy.Contract) -> tuple[Manifest, ...]:
+def _injection(cluster: Cluster, tenant: Tenant, c: contract.Contract) -> tuple[Manifest, ...]:
     api, classes = injection.api_version(cluster), c.injections
     if api is None or not classes:
         return ()

@@ -29,6 +29,8 @@ class Vendor:
 
 GFD_PRODUCT = "nvidia.com/gpu.product"
 """GPU Feature Discovery's product label."""
+GPU_OPERATOR_NAMESPACE = "gpu-operator"
+"""NVIDIA's GPU Operator's namespace, where its Helm chart is installed by its documented command."""
 
 VENDORS = {
     v.name: v

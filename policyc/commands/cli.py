@@ -47,7 +47,7 @@ def _emit_diagnostics(compilations: list, fmt: str) -> None:
     reports = [c.report for c in compilations]
     if fmt == "text" and not any(report.diagnostics for report in reports):
         return  # nothing to print
-    from policyc import formats
+    from policyc.output import formats
 
     if fmt == "json":
         click.echo(formats.to_json(reports))
@@ -81,18 +81,18 @@ def main() -> None:
 @_format_option
 def build(policy: str, output: str, check: bool, fmt: str) -> None:
     """Compile POLICY and write the generated tree to the output directory."""
-    from policyc.write import OutputError, write_tree
+    from policyc.output.write import OutputError, write_tree
 
     compilation = compile_policy(Path(policy), name=policy)
     if compilation.ok and compilation.cluster is not None:
-        from policyc.drift import immutable_changes
+        from policyc.output.drift import immutable_changes
 
         compilation.report.extend(immutable_changes(compilation.cluster, output))
     _emit_diagnostics([compilation], fmt)
     if not compilation.ok:
         sys.exit(EXIT_FAILED)
     if check:
-        from policyc.drift import compare
+        from policyc.output.drift import compare
 
         drift = compare(compilation.files, output)
         if drift.clean:
@@ -121,7 +121,7 @@ def _is_policy(path: str) -> bool:
     aliases. One that mentions it but cannot be loaded counts as a policy, so its error is shown, not hidden.
     """
     from policyc.diagnostics import PolicyError
-    from policyc.load import MAX_FILE_BYTES, load_bytes
+    from policyc.language.load import MAX_FILE_BYTES, load_bytes
 
     try:
         with open(path, "rb") as f:
@@ -174,7 +174,7 @@ def explain(
 ) -> None:
     """Show where each workload template can land on each pool and why, where objects come from, or what admission
     does with one pod."""
-    from policyc import explain as ex
+    from policyc.commands import explain as ex
     from policyc.diagnostics import did_you_mean
     from policyc.proof.placement import targets
 
@@ -196,7 +196,7 @@ def explain(
     if selector and not provenance:
         raise click.BadParameter(f"no emitted object or file matches '{selector}'", param_hint="--object")
     if fmt == "json":
-        from policyc.formats import to_json
+        from policyc.output.formats import to_json
 
         click.echo(ex.render_json(placement, provenance, to_json([compilation.report])))
     else:
@@ -208,9 +208,9 @@ def explain(
 
 def _explain_manifest(compilation: Compilation, manifest: str, fmt: str) -> None:
     """`explain --pod`: exit 0 when admitted (warnings and audit included), 1 when refused or not explainable."""
-    from policyc import explain as ex
+    from policyc.commands import explain as ex
     from policyc.diagnostics import PolicyError
-    from policyc.load import load_file
+    from policyc.language.load import load_file
 
     try:
         doc = load_file(manifest)
@@ -235,7 +235,7 @@ def _explain_manifest(compilation: Compilation, manifest: str, fmt: str) -> None
 @main.command()
 def schema() -> None:
     """Print the JSON Schema of the policy language (for editors and CI)."""
-    from policyc.model import json_schema_text
+    from policyc.language.model import json_schema_text
 
     click.echo(json_schema_text(), nl=False)
 
@@ -245,8 +245,8 @@ def schema() -> None:
 @click.option("--force", is_flag=True, help="Overwrite existing files.")
 def init(path: str, force: bool) -> None:
     """Write a commented starter policy (and the schema beside it, for editors)."""
-    from policyc.model import json_schema_text
-    from policyc.scaffold import SCHEMA_FILE, STARTER
+    from policyc.commands.init import SCHEMA_FILE, STARTER
+    from policyc.language.model import json_schema_text
 
     target = Path(path)
     schema_path = target.parent / SCHEMA_FILE
@@ -265,7 +265,7 @@ def init(path: str, force: bool) -> None:
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file instead of stdout.")
 def report(policy: str, fmt: str, output: str | None) -> None:
     """Summarise capacity, guarantees, quotas and warnings for a pull-request review."""
-    from policyc import report as rp
+    from policyc.commands import report as rp
 
     compilation = compile_policy(Path(policy), name=policy)
     if compilation.cluster is None:
