@@ -17,7 +17,7 @@ from pydantic.fields import FieldInfo
 
 from policyc.compiler import compile_text
 from policyc.diagnostics import Report
-from policyc.language.model import ClusterPolicy
+from policyc.language.model import policy_model
 from policyc.language.parse import _peel, _tags, parse
 from policyc.output.formats import render_text
 from tests.conftest import REPO
@@ -67,7 +67,7 @@ def walk(tp: Any, path: tuple, metadata: list[Any], seen: frozenset = frozenset(
     return found
 
 
-CONSTRAINTS = walk(ClusterPolicy, (), [])
+CONSTRAINTS = walk(policy_model(), (), [])
 
 
 def _breaking(kind: str, bound: Any, tp: Any) -> Any:
