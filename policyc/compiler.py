@@ -1,8 +1,9 @@
-"""The pipeline: load -> parse -> resolve -> check -> backends -> verify and prove placement -> render.
+"""The pipeline: load -> parse -> resolve -> check -> emit -> verify and prove -> render.
 
 Each stage is a plain function of the previous stage's result. The pipeline stops after the check
 stage if any error was found (backends only ever see a consistent cluster) and after verification if
 an emitted object fails its schema. It never writes files: `policyc.output.write` does, for the CLI.
+It looks the policy's scheduler backend up in the registry, once, and passes it to the stages that need it.
 """
 
 from __future__ import annotations

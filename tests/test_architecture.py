@@ -36,7 +36,6 @@ backends are given the selected backend by the pipeline."""
 
 SAME_TOPIC = {
     "autoscaling": "emitted (backends) and checked (checks)",
-    "capacity": "guarantees against the pools (checks) and Volcano's model of competing jobs (backends/volcano)",
     "monitoring": "GPU alerts emitted (backends) and linted (checks)",
     "node_agents": "DaemonSets' tolerations emitted (backends) and proven (proof)",
     "slurm": "Slurm's formats (gpu), its files emitted (backends) and checked (checks)",

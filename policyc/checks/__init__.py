@@ -5,11 +5,12 @@ written (`written.Written`): fields that have no effect where they stand, and me
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
+from policyc.backends.interface import Check
 from policyc.checks import (
     autoscaling,
-    capacity,
+    cluster_capacity,
     devices,
     limits,
     monitoring,
@@ -31,8 +32,6 @@ from policyc.codes import Severity
 from policyc.diagnostics import Diagnostic
 from policyc.ir import Cluster
 
-Check = Callable[[Cluster], Iterable[Diagnostic]]
-
 CHECKS: tuple[Check, ...] = (
     devices.check,
     partitions.check,
@@ -45,7 +44,7 @@ CHECKS: tuple[Check, ...] = (
     workloads.check,
     training.check,
     sizing.check,
-    capacity.check,
+    cluster_capacity.check,
     quota_queue.check,
     autoscaling.check,
     monitoring.check,

@@ -27,7 +27,7 @@ from fractions import Fraction
 
 from policyc.backends.kubernetes import QUOTA_NAME, quota_object
 from policyc.checks.autoscaling import Headroom, headroom
-from policyc.checks.capacity import own_guarantees, quota_totals, subtree_reach
+from policyc.checks.cluster_capacity import own_guarantees, quota_totals, subtree_reach
 from policyc.checks.quota_queue import binding
 from policyc.checks.sizing import pool_room, queue_use
 from policyc.compiler import Compilation

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from policyc.backends.kueue import backend as kueue
 from policyc.backends.kueue import conf as kueue_conf
 from policyc.backends.kueue import kube_scheduler_conf
-from policyc.checks import capacity, queues
+from policyc.checks import cluster_capacity, queues
 from policyc.diagnostics import Diagnostic, diag, listing
 from policyc.ir import Cluster, Pool
 from policyc.k8s.quantity import Quantity
@@ -167,7 +167,7 @@ def _nominal_within_flavors(cluster: Cluster) -> Iterator[Diagnostic]:
         return
     quotas = kueue.nominal_quotas(cluster)
     by_name = {t.name: t for t in cluster.tenants}
-    reported = capacity.unkeepable(cluster)  # guarantees no split can hold: one error, by the capacity check
+    reported = cluster_capacity.unkeepable(cluster)  # guarantees no split can hold: one error, by the capacity check
     for f in kueue.all_flavors(cluster):
         for resource, available in kueue.flavor_capacity(cluster, f).items():
             if resource in reported:

@@ -1,5 +1,5 @@
 """The Volcano backend: a Queue per tenant and the scheduler ConfigMap (`conf`: the strict model of
-volcano-scheduler.conf; `checks`: Volcano's rules on the policy).
+volcano-scheduler.conf; `rules`: Volcano's rules on the policy).
 
 Facts from Volcano (v1.15): Queues are `scheduling.volcano.sh/v1beta1`, guarantees live under
 `guarantee.resource`, and the admission webhook demands `deserved >= guarantee` for every guaranteed
