@@ -8,7 +8,7 @@ builds it, and objects per second; the naive verification a user would otherwise
 (kubernetes_validate.validate per emitted object) against policyc's on the same objects; and how the cost
 grows with the input. In-process figures are the best of --repeat runs, as timing noise only ever adds.
 
-Then, for every registered scheduler backend (`policyc.backends.SCHEDULERS`), the wall time of
+Then, for every registered scheduler backend (`policyc.registry.SCHEDULERS`), the wall time of
 `python -m policyc build` of the largest policy as a fresh process, replacing its previous output (as a
 rebuild does) and into a new directory (median and minimum of max(--repeat, 5) runs each), and how the
 in-process build grows with 4x the input (best of --repeat at each size, as above); and the wall time of
@@ -57,7 +57,7 @@ _BUILD_ONCE = """
 import json, resource, sys, time
 t0 = time.perf_counter()
 from policyc.compiler import compile_file
-from policyc.write import write_tree
+from policyc.output.write import write_tree
 result = compile_file(sys.argv[1])
 t1 = time.perf_counter()
 write_tree(result.files, sys.argv[2])
@@ -70,7 +70,7 @@ print(json.dumps({"ok": result.ok, "build": t1 - t0, "write": t2 - t1,
 def in_process(path: Path, out: Path, repeat: int) -> dict:
     """Best-of-`repeat` stage timings of an in-process build (imports already done)."""
     from policyc.compiler import compile_file
-    from policyc.write import write_tree
+    from policyc.output.write import write_tree
 
     best: dict[str, float] = {}
     for _ in range(repeat):
@@ -99,7 +99,7 @@ def naive_verification(result, sample: int) -> tuple[float, float, int]:
     ones kubernetes_validate can check."""
     import kubernetes_validate
 
-    from policyc.verify import validator
+    from policyc.proof.schemas import validator
 
     version = result.cluster.kubernetes_version
     objects = [m.obj for a in result.artifacts for m in a.manifests
@@ -181,7 +181,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="the two smaller sizes only")
     parser.add_argument("--naive-sample", type=int, default=300, help="objects to check the naive way")
     args = parser.parse_args()
-    from policyc.backends import SCHEDULERS
+    from policyc.registry import SCHEDULERS
 
     sizes = SIZES[:2] if args.quick else SIZES
     runs = max(args.repeat, 5)

@@ -1,6 +1,6 @@
 """policyc: a policy-as-code compiler for shared GPU Kubernetes clusters.
 
-The library API is one function, `compile`; the command line (`policyc.cli`) is a thin layer over it.
+The library API is one function, `compile`; the command line (`policyc.commands.cli`) is a thin layer over it.
 """
 
 from __future__ import annotations

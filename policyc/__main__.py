@@ -1,3 +1,3 @@
-from policyc.cli import run
+from policyc.commands.cli import run
 
 run()

@@ -16,9 +16,9 @@ a retired code stays in the table, marked retired. A scheduler backend's own rul
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cache
 
 
 class Severity(StrEnum):
@@ -652,16 +652,26 @@ _RULES: tuple[Rule, ...] = (
 )
 
 
-def _backend_rules() -> list[Rule]:
-    from policyc.backends import SCHEDULERS
+@cache
+def _catalogue() -> tuple[dict[str, Rule], dict[str, Rule]]:
+    """(code -> rule, name -> rule) of policyc's rules and every registered backend's (`policyc.registry`)."""
+    from policyc import registry
 
-    return [r for package in SCHEDULERS.values() for r in importlib.import_module(f"{package}.codes").RULES]
+    backends = [r for module in registry.every_codes() for r in module.RULES]
+    rules = {r.code: r for r in sorted((*_RULES, *backends), key=lambda r: r.code)}
+    return rules, {r.name: r for r in rules.values()}
 
 
-RULES: dict[str, Rule] = {rule.code: rule for rule in sorted((*_RULES, *_backend_rules()), key=lambda r: r.code)}
-BY_NAME: dict[str, Rule] = {rule.name: rule for rule in RULES.values()}
+def __getattr__(name: str) -> dict[str, Rule]:
+    """`RULES` (code -> rule) and `BY_NAME` (name -> rule), built on first use rather than at import, so that a
+    backend's `codes`, which imports this module, can be imported first."""
+    if name == "RULES":
+        return _catalogue()[0]
+    if name == "BY_NAME":
+        return _catalogue()[1]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def rule(name: str) -> Rule:
     """The rule with the given kebab-case name (a KeyError here is a programming error)."""
-    return BY_NAME[name]
+    return _catalogue()[1][name]

@@ -1,8 +1,9 @@
-"""The pipeline: load -> parse -> resolve -> check -> backends -> verify and prove placement -> render.
+"""The pipeline: load -> parse -> resolve -> check -> emit -> verify and prove -> render.
 
 Each stage is a plain function of the previous stage's result. The pipeline stops after the check
 stage if any error was found (backends only ever see a consistent cluster) and after verification if
-an emitted object fails its schema. It never writes files: `policyc.write` does, for the CLI.
+an emitted object fails its schema. It never writes files: `policyc.output.write` does, for the CLI.
+It looks the policy's scheduler backend up in the registry, once, and passes it to the stages that need it.
 """
 
 from __future__ import annotations
@@ -15,18 +16,22 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from policyc.artifacts import Artifact
+from policyc.codes import Severity
 from policyc.diagnostics import PolicyError, Report, diag
 from policyc.ir import Cluster
-from policyc.write import OutputFile
+from policyc.output.write import OutputFile
 
 if TYPE_CHECKING:
-    from policyc.load import Document
+    from policyc.backends.interface import SchedulerBackend
+    from policyc.language.load import Document
 
 
 @dataclass
 class Compilation:
     report: Report
     cluster: Cluster | None = None
+    backend: SchedulerBackend | None = None
+    """The scheduler backend the cluster selects (`policyc.registry.scheduler`), once the policy resolved."""
     artifacts: list[Artifact] = field(default_factory=list)
     files: dict[str, OutputFile] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
@@ -54,7 +59,7 @@ TEXT_NAME = "<policy>"
 
 def compile_file(path: str | os.PathLike[str], display_name: str | None = None) -> Compilation:
     """Compile the policy at `path`; `display_name` is how diagnostics name the file."""
-    from policyc.load import load_file
+    from policyc.language.load import load_file
 
     name = display_name or os.fspath(path)
     return _paused_gc(lambda: _compile(lambda: load_file(path, name), name))
@@ -62,7 +67,7 @@ def compile_file(path: str | os.PathLike[str], display_name: str | None = None) 
 
 def compile_text(text: str, name: str = TEXT_NAME) -> Compilation:
     """Compile policy text; `name` is how diagnostics (and generated file headers) name it."""
-    from policyc.load import load_bytes
+    from policyc.language.load import load_bytes
 
     return _paused_gc(lambda: _compile(lambda: load_bytes(text.encode("utf-8"), name), name))
 
@@ -83,14 +88,16 @@ def _paused_gc(build: Callable[[], Compilation]) -> Compilation:
 
 
 def _compile(load: Callable[[], Document], name: str) -> Compilation:
-    from policyc import backends
+    from policyc import registry
     from policyc.checks import run_checks
     from policyc.checks.written import Written
-    from policyc.parse import parse
+    from policyc.emit import emit
+    from policyc.language.parse import parse
+    from policyc.output.write import render
     from policyc.proof import prove
+    from policyc.proof.schemas import verify
     from policyc.resolve import resolve
-    from policyc.verify import verify
-    from policyc.write import render
+    from policyc.tenancy.proof import check as prove_tenancy
 
     result = Compilation(Report(name))
     report, clock = result.report, _Clock(result.timings)
@@ -124,16 +131,25 @@ def _compile(load: Callable[[], Document], name: str) -> Compilation:
     if cluster is None:
         return result
     result.cluster = cluster
+    # The union spec.scheduler is has a member per registered backend: the name is one of theirs.
+    selected = cluster.scheduler.backend
     # A value the loader rejected is null from here on: what later stages would say about it is said already.
-    report.extend(d for d in run_checks(cluster, Written(doc.data)) if not doc.source_map.is_rejected(d.path))
+    found = run_checks(cluster, Written(doc.data), registry.scheduler_rules(selected).CHECKS)
+    report.extend(d for d in found if not doc.source_map.is_rejected(d.path))
     clock.lap("check")
     if report.failed:
         return result
-    result.artifacts = backends.emit(cluster)
+    backend = result.backend = registry.scheduler(selected)
+    result.artifacts = emit(cluster, backend)
     clock.lap("emit")
     report.extend(verify(result.artifacts, cluster.kubernetes_version))
     clock.lap("verify")
-    report.extend(prove(cluster, result.artifacts))
+    proven = prove(cluster, result.artifacts, backend.KINDS)
+    # A tenancy proof failure is a policyc bug; on a policy already found wrong (a template refused for its priority
+    # class, say) it would only repeat that finding as one.
+    if not any(d.severity is Severity.ERROR for d in proven):
+        proven += prove_tenancy(cluster, result.artifacts, backend)
+    report.extend(proven)
     clock.lap("prove")
     if report.failed:
         return result

@@ -14,7 +14,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from policyc.codes import RULES, Rule, Severity, rule
+from policyc import codes
+from policyc.codes import Rule, Severity, rule
 
 Path = tuple[str | int, ...]
 
@@ -37,7 +38,7 @@ class Diagnostic:
 
     @property
     def rule(self) -> Rule:
-        return RULES[self.code]
+        return codes.RULES[self.code]
 
 
 def diag(
@@ -142,7 +143,7 @@ class Report:
     """The diagnostics of one policy file, located in its source, sorted, and rendered."""
 
     file: str
-    source_map: object | None = None  # policyc.load.SourceMap; untyped to keep this module import-light
+    source_map: object | None = None  # policyc.language.load.SourceMap; untyped to keep this module import-light
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     def extend(self, diagnostics: Iterable[Diagnostic]) -> None:

@@ -11,14 +11,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from policyc import dra, mig
-from policyc.accelerators import VENDORS
 from policyc.diagnostics import Path
+from policyc.gpu import dra, mig
+from policyc.gpu.accelerators import VENDORS
+from policyc.gpu.slurm import PoolSlurm, SlurmSettings
 from policyc.k8s.quantity import Quantity
-from policyc.model.base import SchedulerSettings
-from policyc.slurm import PoolSlurm, SlurmSettings
+from policyc.language.model.base import SchedulerSettings
 
 T = TypeVar("T")
 
@@ -93,11 +93,11 @@ class Tier:
     products: tuple[str, ...]
     path: Path
     resource: str | None = None
-    """The extended resource of its accelerators (None: the CPU tier, `accelerators.CPU_TIER`)."""
+    """The extended resource of its accelerators (None: the CPU tier, `policyc.gpu.accelerators.CPU_TIER`)."""
     product_key: str = ""
     """The node label and taint key naming its products (the tier label for the CPU tier)."""
     device_class: str | None = None
-    """The DeviceClass its GPUs are claimed by (`policyc.dra`; None: requested as `resource`)."""
+    """The DeviceClass its GPUs are claimed by (`policyc.gpu.dra`; None: requested as `resource`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,14 +129,14 @@ class Pool:
     """Network interfaces NCCL uses on its nodes."""
     resource: str | None = None
     """The extended resource of its accelerators, or for a DRA tier's pool the quota key of its DeviceClass's devices
-    (`policyc.dra`); None: CPU-only nodes."""
+    (`policyc.gpu.dra`); None: CPU-only nodes."""
     product_key: str = ""
-    """The node label and taint key naming its product (its vendor's, `policyc.accelerators`; the tier label for a
+    """The node label and taint key naming its product (its vendor's, `policyc.gpu.accelerators`; the tier label for a
     CPU-only pool)."""
     vendor: str | None = None
     """Who makes its accelerators (a key of `accelerators.VENDORS`)."""
     slurm: PoolSlurm | None = None
-    """The Slurm partition its nodes are in (`policyc.slurm`), if any."""
+    """The Slurm partition its nodes are in (`policyc.gpu.slurm`), if any."""
 
     @property
     def discovered_product(self) -> bool:
@@ -256,7 +256,7 @@ class Workload:
     priority_class: str | None
     image: str
     cpu: Quantity | None
-    """CPU request per pod as the policy states it (None: sized from the nodes, `policyc.contract`)."""
+    """CPU request per pod as the policy states it (None: sized from the nodes, `policyc.pods`)."""
     memory: Quantity | None
     limits: Resources
     """cpu and memory limits per pod the policy states."""
@@ -349,7 +349,7 @@ class Monitoring:
     for_: str
     node_label: str
     counters: str
-    """The DCGM exporter's counter file (a key of `policyc.promql.COUNTER_SETS`)."""
+    """The DCGM exporter's counter file (a key of `policyc.gpu.promql.COUNTER_SETS`)."""
     extra_counters: dict[str, str]
     """Fields the exporter's file adds -> their Prometheus type."""
     rated_power: dict[str, float]
@@ -362,15 +362,16 @@ class Monitoring:
     path: Path
 
 
-def once_per_build(compute: Callable[[Cluster], T]) -> Callable[[Cluster], T]:
-    """`compute(cluster)` computed once per build (kept in `Cluster.derived`): for what several stages read. The
+def once_per_build(compute: Callable[..., T]) -> Callable[..., T]:
+    """`compute(cluster, ...)` computed once per build (kept in `Cluster.derived`): for what several stages read.
+    Arguments after the cluster must follow from it (its scheduler backend, say): they are not part of the key. The
     result is shared: callers must not change it."""
 
     @functools.wraps(compute)
-    def cached(cluster: Cluster) -> T:
+    def cached(cluster: Cluster, *args: Any) -> T:
         key = (compute.__module__, compute.__qualname__)
         if key not in cluster.derived:
-            cluster.derived[key] = compute(cluster)
+            cluster.derived[key] = compute(cluster, *args)
         return cluster.derived[key]
 
     return cached
@@ -402,10 +403,10 @@ class Cluster:
     monitoring: Monitoring | None = None
     """The GPU alerts, when the policy asks for them."""
     slurm: SlurmSettings | None = None
-    """How Slurm runs, when a pool names a partition (`policyc.slurm`)."""
+    """How Slurm runs, when a pool names a partition (`policyc.gpu.slurm`)."""
     derived: dict = field(default_factory=dict, init=False, compare=False, repr=False)
     """What later stages derive from the cluster and several of them read, computed once per build (for
-    example each workload's pod contract, `policyc.contract`), keyed by what derives it."""
+    example each workload's pod contract, `policyc.pods`), keyed by what derives it."""
 
     @functools.cached_property
     def accelerators(self) -> tuple[str, ...]:
@@ -432,7 +433,7 @@ class Cluster:
 
     @functools.cached_property
     def claimed_devices(self) -> tuple[str, ...]:
-        """The quota keys of the DRA tiers' devices (`policyc.dra`), which pods claim, sorted."""
+        """The quota keys of the DRA tiers' devices (`policyc.gpu.dra`), which pods claim, sorted."""
         return tuple(sorted(t.resource for t in self.tiers if t.device_class and t.resource))
 
     def accelerator_sources(self) -> dict[str, Path]:
@@ -480,3 +481,31 @@ class Cluster:
     @property
     def control_plane_taint(self) -> Taint:
         return Taint(self.keys.control_plane, "", "NoSchedule")
+
+
+@dataclass(frozen=True)
+class SlurmPartition:
+    """A Slurm partition: the pools that name it (at least one), sorted by name; its settings are its first pool's
+    (the checks report pools that disagree)."""
+
+    name: str
+    pools: tuple[Pool, ...]
+
+    @property
+    def settings(self) -> PoolSlurm:
+        first = self.pools[0].slurm
+        assert first is not None
+        return first
+
+    @property
+    def nodes(self) -> list[str]:
+        return [n for p in self.pools for n in p.nodes]
+
+
+def slurm_partitions(cluster: Cluster) -> list[SlurmPartition]:
+    """The policy's Slurm partitions, sorted by name."""
+    by_name: dict[str, list[Pool]] = {}
+    for p in cluster.pools:
+        if p.slurm is not None:
+            by_name.setdefault(p.slurm.partition, []).append(p)
+    return [SlurmPartition(name, tuple(pools)) for name, pools in sorted(by_name.items())]

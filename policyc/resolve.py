@@ -14,19 +14,20 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path as FsPath
 
-from policyc import accelerators, dra, ir, mig, slurm
-from policyc.accelerators import CPU_TIER, VENDORS
-from policyc.backends.gpu_operator import NAMESPACE as GPU_OPERATOR_NAMESPACE
+from policyc import ir
 from policyc.codes import Severity
 from policyc.diagnostics import Diagnostic, Path, diag, did_you_mean, where
+from policyc.gpu import accelerators, dra, mig, slurm
+from policyc.gpu.accelerators import CPU_TIER, GPU_OPERATOR_NAMESPACE, VENDORS
 from policyc.ir import DEVICE_PLUGIN_CONFIG, MIG_CONFIG, RDMA_LABEL
 from policyc.k8s import versions
 from policyc.k8s.objects import QUOTA_OBJECT_COUNTS
 from policyc.k8s.quantity import Quantity
-from policyc.model import policy as m
-from policyc.model.types import GPU
-from policyc.noderanges import MAX_NODES, check, expand
-from policyc.parse import Parsed
+from policyc.language.model import policy as m
+from policyc.language.model.types import GPU
+from policyc.language.noderanges import MAX_NODES, check, expand
+from policyc.language.parse import Parsed
+from policyc.registry import every_settings, settings
 
 OWNED_DOMAINS = {
     "kubernetes.io": "Kubernetes (node-feature-discovery's feature.node.kubernetes.io among them)",
@@ -233,8 +234,6 @@ class _Resolver:
             )
 
     def check_domain(self) -> None:
-        from policyc.backends import every_settings
-
         domain = self.spec.domain
         backends = {d: m.TITLE for m in every_settings() for d in m.LABEL_DOMAINS}
         for owned, owner in {**backends, **OWNED_DOMAINS}.items():
@@ -999,8 +998,6 @@ class _Resolver:
         classes: list[ir.PriorityClass],
         pools: list[ir.Pool],
     ) -> list[ir.Workload]:
-        from policyc.backends import settings
-
         default_kinds = settings(self.spec.scheduler.backend).DEFAULT_KINDS
         class_names = {c.name for c in classes}
         default_class = next((c.name for c in classes if c.global_default), None)

@@ -35,7 +35,7 @@ import jsonpatch
 import jsonpointer
 
 from policyc.k8s.admission import admit_pod
-from policyc.proof.tenancy import DEFAULT_TOLERATIONS
+from policyc.tenancy.proof import DEFAULT_TOLERATIONS
 from tests.cel_check import PolicyCheck, admission_message, check_policy, evaluate
 
 DEFAULT_SCHEDULER = "default-scheduler"

@@ -9,8 +9,8 @@ import json
 import pytest
 
 import policyc
+from policyc.commands.explain import placement_rows
 from policyc.compiler import Compilation
-from policyc.explain import placement_rows
 
 HEAD = """\
 apiVersion: policyc.io/v1alpha1

@@ -24,7 +24,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from policyc.compiler import compile_file
-from policyc.write import write_tree
+from policyc.output.write import write_tree
 from tests.conftest import GOLDEN, REPO, example_policies
 
 Id = tuple[str, str, str, str]

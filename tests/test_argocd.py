@@ -10,9 +10,9 @@ import subprocess
 import pytest
 from ruamel.yaml import YAML
 
-from policyc.backends.argocd import SYNC_OPTIONS, SYNC_WAVE
 from policyc.compiler import compile_file
-from policyc.write import write_tree
+from policyc.output.argocd import SYNC_OPTIONS, SYNC_WAVE
+from policyc.output.write import write_tree
 from tests.conftest import REPO, example_policies
 
 SKIP = "# +argocd:skip-file-rendering"

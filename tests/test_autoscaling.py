@@ -17,11 +17,11 @@ import pytest
 from jsonschema import Draft202012Validator
 from ruamel.yaml import YAML
 
-from policyc import report
 from policyc.artifacts import Artifact, Manifest
 from policyc.backends.autoscaling import keda_number, validate_horizontal_pod_autoscaler
-from policyc.explain import provenance_rows, render_provenance_text
-from policyc.verify import verify
+from policyc.commands import report
+from policyc.commands.explain import provenance_rows, render_provenance_text
+from policyc.proof.schemas import verify
 from tests.conftest import POLICIES, missing_shared_data, shared_dir
 from tests.test_output_schemas import _strict
 
@@ -120,7 +120,7 @@ def test_hpa_beside_a_deployment_without_replicas(compile_text) -> None:
                                                                                    "averageUtilization": 70}}}],
         },
     }  # fmt: skip
-    kubernetes_validate.validate(hpa, "1.36", strict=True)  # an oracle independent of policyc.verify
+    kubernetes_validate.validate(hpa, "1.36", strict=True)  # an oracle independent of policyc.proof.schemas
 
 
 def test_hpa_on_a_custom_metric(compile_text) -> None:

@@ -2,7 +2,7 @@
 to a real server's verdicts by tests/test_cel_vectors.py): the ValidatingAdmissionPolicies, the
 MutatingAdmissionPolicies and the DRA DeviceClass selectors of every shipped policy, of the 1.36 variants the
 injection tests use, and of generated policies (tests/test_properties.py's strategy, on Kubernetes 1.33 and 1.36);
-every CEL literal of JSON-like data (`policyc.cel.literal`) compiles, and evaluates to its data both in
+every CEL literal of JSON-like data (`policyc.k8s.cel.literal`) compiles, and evaluates to its data both in
 cel-expr-python and in the CEL library the other tests evaluate policies with; and the mutating policies inject
 the same in both.
 """
@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import policyc
-from policyc.cel import literal
 from policyc.compiler import Compilation
+from policyc.k8s.cel import literal
 from tests import test_injection
 from tests.cel_check import Context, check_device_selector, check_policy, compile_expression, evaluate
 from tests.conftest import example_policies

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from policyc import __version__
-from policyc.cli import main
+from policyc.commands.cli import main
 from tests.conftest import REPO
 
 AI_PROD = str(REPO / "policies" / "ai-prod.yaml")
@@ -99,10 +99,10 @@ def test_version() -> None:
 def test_internal_errors_exit_3_without_traceback(tmp_path, monkeypatch) -> None:
     # A policyc bug, simulated by making a backend fail, must not show a traceback to the user.
     script = (
-        "import sys, policyc.backends as b\n"
-        "def boom(cluster): raise RuntimeError('simulated bug')\n"
-        "b.emit = boom\n"
-        "from policyc.cli import run\n"
+        "import sys, policyc.emit as e\n"
+        "def boom(cluster, backend): raise RuntimeError('simulated bug')\n"
+        "e.emit = boom\n"
+        "from policyc.commands.cli import run\n"
         f"sys.argv = ['policyc', 'build', {MINIMAL!r}, '-o', {str(tmp_path / 'out')!r}]\n"
         "run()\n"
     )

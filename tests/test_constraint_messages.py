@@ -17,9 +17,9 @@ from pydantic.fields import FieldInfo
 
 from policyc.compiler import compile_text
 from policyc.diagnostics import Report
-from policyc.formats import render_text
-from policyc.model import ClusterPolicy
-from policyc.parse import _peel, _tags, parse
+from policyc.language.model import policy_model
+from policyc.language.parse import _peel, _tags, parse
+from policyc.output.formats import render_text
 from tests.conftest import REPO
 
 RAW = re.compile(r"[Ss]hould|Input|greater than|less than|>=|<=|pattern|\^|\$|it must be|not a value it takes")
@@ -67,7 +67,7 @@ def walk(tp: Any, path: tuple, metadata: list[Any], seen: frozenset = frozenset(
     return found
 
 
-CONSTRAINTS = walk(ClusterPolicy, (), [])
+CONSTRAINTS = walk(policy_model(), (), [])
 
 
 def _breaking(kind: str, bound: Any, tp: Any) -> Any:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from policyc.crd_schemas import crd_schema
+from policyc.k8s.crd_schemas import crd_schema
 from tests.conftest import missing_shared_data, shared_dir
 
 REPO = Path(__file__).resolve().parents[1]
@@ -241,7 +241,7 @@ def test_runtime_does_not_need_shared(tmp_path: Path) -> None:
     """Load and use the schemas in a fresh interpreter, away from the checkout's ../shared."""
     code = (
         "import jsonschema, json, sys\n"
-        "from policyc.crd_schemas import crd_schema\n"
+        "from policyc.k8s.crd_schemas import crd_schema\n"
         "obj = json.loads(sys.argv[1])\n"
         "schema = crd_schema(obj['apiVersion'], obj['kind'])\n"
         "jsonschema.validate(obj, schema, jsonschema.Draft202012Validator)\n"

@@ -73,7 +73,7 @@ def test_key_and_item_order_do_not_change_the_output(tmp_path) -> None:
 def test_current_directory_and_path_form_do_not_change_the_output(tmp_path, monkeypatch) -> None:
     from click.testing import CliRunner
 
-    from policyc.cli import main
+    from policyc.commands.cli import main
 
     elsewhere = tmp_path / "elsewhere" / "deeper"
     elsewhere.mkdir(parents=True)

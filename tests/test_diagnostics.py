@@ -7,7 +7,7 @@ import shutil
 
 from click.testing import CliRunner
 
-from policyc.cli import main
+from policyc.commands.cli import main
 from tests.conftest import REPO
 
 FIVE_MISTAKES = REPO / "tests" / "cases" / "five-mistakes.yaml"

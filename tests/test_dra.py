@@ -1,4 +1,4 @@
-"""GPU tiers allocated with DRA (`gpuTiers[].dra`, policyc.dra): the DeviceClass and its selector, the claims of the
+"""GPU tiers allocated with DRA (`gpuTiers[].dra`, policyc.gpu.dra): the DeviceClass and its selector, the claims of the
 templates, the per-model quota and what counts it, and PC451/PC452. The selector is evaluated with a CEL
 implementation on devices as NVIDIA's DRA driver publishes them (driver, type, NVML's productName)."""
 
@@ -8,7 +8,7 @@ import cel
 import pytest
 
 import policyc
-from policyc import dra
+from policyc.gpu import dra
 from policyc.k8s.validation import validate_resource_quota
 from policyc.proof.placement import claim_templates, placement_of, workload_templates
 from tests.conftest import REPO

@@ -8,8 +8,8 @@ import threading
 from click.testing import CliRunner
 
 import policyc
-from policyc.cli import main
-from policyc.drift import PRIORITY_CLASSES, immutable_changes
+from policyc.commands.cli import main
+from policyc.output.drift import PRIORITY_CLASSES, immutable_changes
 from tests.conftest import REPO
 
 MINIMAL = str(REPO / "policies" / "minimal.yaml")

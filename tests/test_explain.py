@@ -6,7 +6,7 @@ import json
 
 from click.testing import CliRunner
 
-from policyc.cli import main
+from policyc.commands.cli import main
 from tests.conftest import REPO
 
 AI_PROD = str(REPO / "policies" / "ai-prod.yaml")

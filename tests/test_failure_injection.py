@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import policyc.write
-from policyc.cli import main
+import policyc.output.write
+from policyc.commands.cli import main
 from policyc.compiler import compile_file
-from policyc.write import OutputError, write_tree
+from policyc.output.write import OutputError, write_tree
 from tests.conftest import REPO
 
 AI_PROD = REPO / "policies" / "ai-prod.yaml"
@@ -90,7 +90,7 @@ def fail_on_call(real, number: int, error: BaseException, calls: list | None = N
 
 def no_exchange(monkeypatch) -> None:
     """Take the portable path: two renames instead of renameat2(RENAME_EXCHANGE)."""
-    monkeypatch.setattr(policyc.write, "_rename_exchange", lambda a, b: False)
+    monkeypatch.setattr(policyc.output.write, "_rename_exchange", lambda a, b: False)
 
 
 # --- policy errors ------------------------------------------------------------------------------------------------
@@ -155,7 +155,8 @@ def test_directory_errors_leave_the_previous_output_intact(
     elif function == "chmod":
         monkeypatch.setattr(os, "chmod", fail_on_call(os.chmod, 2, error))  # the executable nodes/apply.sh
     else:
-        monkeypatch.setattr(policyc.write.tempfile, "mkdtemp", fail_on_call(policyc.write.tempfile.mkdtemp, 1, error))
+        mkdtemp = policyc.output.write.tempfile.mkdtemp
+        monkeypatch.setattr(policyc.output.write.tempfile, "mkdtemp", fail_on_call(mkdtemp, 1, error))
     with pytest.raises(OutputError, match=message):
         write_tree(new_files, out)
     monkeypatch.undo()
@@ -274,7 +275,7 @@ def write_bytes(self, data):
     return real(self, data)
 Path.write_bytes = write_bytes
 sys.argv = ["policyc", "build", sys.argv[1], "-o", sys.argv[2]]
-from policyc.cli import run
+from policyc.commands.cli import run
 run()
 """
 

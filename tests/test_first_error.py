@@ -1,9 +1,9 @@
 """The first error is the cause (issue 23, point 8): what follows from a mistake is not reported beside it.
 
-Within one object, `policyc.parse` keeps one error per value and drops a required field's "missing" when an unknown
-field beside it stands for it (misspelt, or glued to its value: 'count:8'). Across stages, an item parse leaves
-out for its errors (and a pool resolve leaves out because its tier was) is known by name to later stages, which
-neither report references to it nor infer from its absence (`Parsed.dropped`, `Cluster.complete`).
+Within one object, `policyc.language.parse` keeps one error per value and drops a required field's "missing" when an
+unknown field beside it stands for it (misspelt, or glued to its value: 'count:8'). Across stages, an item parse
+leaves out for its errors (and a pool resolve leaves out because its tier was) is known by name to later stages,
+which neither report references to it nor infer from its absence (`Parsed.dropped`, `Cluster.complete`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import json
 import pytest
 
 from policyc.compiler import compile_text
-from policyc.formats import render_text
-from policyc.load import load_file
-from policyc.parse import NAMED_LISTS
+from policyc.language.load import load_file
+from policyc.language.parse import NAMED_LISTS
+from policyc.output.formats import render_text
 from tests.conftest import REPO
 
 POLICIES = sorted((REPO / "policies").glob("*.yaml"))

@@ -23,7 +23,7 @@ import pytest
 
 from policyc.codes import Severity
 from policyc.compiler import compile_file
-from policyc.formats import render_text
+from policyc.output.formats import render_text
 from tests.test_invalid_cases import CASES, expected_codes, read_case
 
 FIX = "# fix: "

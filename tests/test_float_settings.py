@@ -9,7 +9,7 @@ import math
 import pytest
 from ruamel.yaml import YAML
 
-from policyc import yaml_emitter
+from policyc.output import yaml_emitter
 
 POLICY = """\
 apiVersion: policyc.io/v1alpha1

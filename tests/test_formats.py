@@ -6,7 +6,7 @@ import json
 
 from click.testing import CliRunner
 
-from policyc.cli import main
+from policyc.commands.cli import main
 from tests.conftest import REPO
 
 FIVE = str(REPO / "tests" / "cases" / "five-mistakes.yaml")
@@ -32,7 +32,7 @@ def test_github_annotations_most_severe_first_then_the_full_list() -> None:
 
 def test_github_escaping() -> None:
     from policyc.diagnostics import Report, diag
-    from policyc.formats import to_github
+    from policyc.output.formats import to_github
 
     report = Report("a,b:c.yaml")
     report.extend([diag("invalid-value", "100% wrong\nreally", ("spec",))])

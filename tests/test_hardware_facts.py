@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import policyc
-from policyc import accelerators, mig
+from policyc.gpu import accelerators, mig
 
 POLICY = """\
 apiVersion: policyc.io/v1alpha1

@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 import policyc
-from policyc.backends import SCHEDULERS
-from policyc.explain import placement_rows
+from policyc.commands.explain import placement_rows
+from policyc.registry import SCHEDULERS
 from tests.conftest import REPO
 
 TEXT = (REPO / "policies" / "ai-hetero.yaml").read_text()

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from policyc.cli import main
-from policyc.load import MAX_DEPTH, MAX_FILE_BYTES, MAX_NODES, load_file
+from policyc.commands.cli import main
+from policyc.language.load import MAX_DEPTH, MAX_FILE_BYTES, MAX_NODES, load_file
 from tests.conftest import REPO
 
 MINIMAL = (REPO / "policies" / "minimal.yaml").read_text()

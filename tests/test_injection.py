@@ -3,12 +3,12 @@
 Where the API server has MutatingAdmissionPolicy, each tenant's `admission/<tenant>.yaml` also holds a
 MutatingAdmissionPolicy `policyc-inject-<tenant>` and its binding: a pod labelled `<domain>/workload-class: <class>`
 gets the class's placement (tolerations, node affinity, nodeSelector, scheduler, queue). The policy is read from
-the compiled output (not from `policyc.injection`) and evaluated with the CEL library (common-expression-language)
-in the API server's order: the binding selects the namespace and the policy's resourceRules the request, then
-every matchCondition must be true (else the policy is skipped), then `spec.variables`, then each mutation's
-`jsonPatch.expression`, whose JSON Patch is applied before the next mutation is evaluated. The mutated pod then
-goes through every tenant's ValidatingAdmissionPolicy (`tests.test_tenancy`), as mutating admission runs before
-validating admission.
+the compiled output (not from `policyc.tenancy.injection`) and evaluated with the CEL library
+(common-expression-language) in the API server's order: the binding selects the namespace and the policy's
+resourceRules the request, then every matchCondition must be true (else the policy is skipped), then
+`spec.variables`, then each mutation's `jsonPatch.expression`, whose JSON Patch is applied before the next mutation
+is evaluated. The mutated pod then goes through every tenant's ValidatingAdmissionPolicy (`tests.test_tenancy`), as
+mutating admission runs before validating admission.
 
 What must hold, for ai-prod (Volcano), 1.36 variants of the Kueue and KAI examples, and a variant of ai-prod whose
 class has a nodeSelector, an extra toleration and preferred placement:
@@ -38,13 +38,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from policyc import injection, tenancy
 from policyc.compiler import Compilation
-from policyc.contract import reachable_pools
 from policyc.ir import Workload
-from policyc.proof.admission import as_pod
+from policyc.pods import reachable_pools
+from policyc.proof.admitted import as_pod
 from policyc.proof.placement import CONTROL_PLANE, placement_of, workload_templates
-from policyc.proof.tenancy import DEFAULT_TOLERATIONS, labelled_pod
+from policyc.tenancy import contract, injection
+from policyc.tenancy.proof import DEFAULT_TOLERATIONS, labelled_pod
 from tests.test_tenancy import (
     admission,
     compiled,
@@ -143,12 +143,12 @@ def workload(comp: Compilation, name: str) -> Workload:
     return next(w for w in comp.cluster.workloads if w.name == name)
 
 
-def contract(comp: Compilation, tenant: str) -> tenancy.Contract:
-    return tenancy.contracts(comp.cluster)[tenant]
+def contract_of(comp: Compilation, tenant: str) -> contract.Contract:
+    return contract.contracts(comp.cluster, comp.backend)[tenant]
 
 
 def injection_of(comp: Compilation, w: Workload) -> injection.Injection:
-    return next(i for i in injection.injections(comp.cluster, w.tenant) if i.workload == w.name)
+    return next(i for i in contract_of(comp, w.tenant).injections if i.workload == w.name)
 
 
 # --- the API server's mutating admission, as far as these policies need it -------------------------------------
@@ -431,7 +431,7 @@ def test_the_labelled_pod_gets_exactly_its_class_placement(name: str) -> None:
         assert injected["spec"]["tolerations"] == [*DEFAULT_TOLERATIONS, *place["tolerations"]]
         assert injected["spec"]["affinity"] == place["affinity"]
         assert injected["spec"].get("nodeSelector") == place.get("nodeSelector")
-        assert injected["spec"]["schedulerName"] == place["schedulerName"] != tenancy.DEFAULT_SCHEDULER
+        assert injected["spec"]["schedulerName"] == place["schedulerName"] != contract.DEFAULT_SCHEDULER
         assert injected["spec"].get("priorityClassName") == w.priority_class
         assert injected["spec"]["containers"] == pod["spec"]["containers"]
         labels, annotations = QUEUE_KEYS[comp.cluster.scheduler.backend]
@@ -640,7 +640,7 @@ def test_a_labelled_pod_without_a_class_is_refused_where_the_tenant_needs_one() 
     it is admitted. Where the tenant may use the default class, the same pod is admitted."""
     text = _replace(example_text("ai-prod.yaml"), RESTRICTED, "      priorityClasses: [online-inference]\n")
     comp = compiled(with_admission(text, "deny"))
-    assert comp.ok and not contract(comp, "team-b").no_class
+    assert comp.ok and not contract_of(comp, "team-b").no_class
     w = workload(comp, "chat-serving")
     pod = labelled_pod(comp.cluster, w)
     assert pod["spec"]["priorityClassName"] == "online-inference"
@@ -656,7 +656,7 @@ def test_a_labelled_pod_without_a_class_is_refused_where_the_tenant_needs_one() 
         assert answer == "refused" and failed_rules(messages) == {"priority-class"}, (what, messages)
         assert landed(comp, injected) == reachable(comp, w)  # placed right: only its class is wrong
     comp = policy("ai-prod", "deny")
-    assert contract(comp, "team-b").no_class
+    assert contract_of(comp, "team-b").no_class
     injected, _ = inject(
         comp, _edit(labelled_pod(comp.cluster, workload(comp, "chat-serving")), drop=("priorityClassName",))
     )
@@ -694,7 +694,7 @@ def generated_pod(draw, comp: Compilation) -> tuple[Workload, dict]:
             "tolerations": draw(st.lists(toleration, max_size=4) | optional, label="tolerations"),
             "affinity": draw(affinity | optional, label="affinity"),
             "nodeSelector": draw(st.dictionaries(st.sampled_from(selector_keys), values, max_size=2) | optional),
-            "schedulerName": draw(st.sampled_from([tenancy.DEFAULT_SCHEDULER, "volcano", "other"]) | optional),
+            "schedulerName": draw(st.sampled_from([contract.DEFAULT_SCHEDULER, "volcano", "other"]) | optional),
             "priorityClassName": draw(st.sampled_from([c.name for c in comp.cluster.priority_classes]) | optional),
             "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10"}],
         }
@@ -881,12 +881,12 @@ def test_a_pod_naming_no_class_gets_its_namespace_default(mode: str | None) -> N
     assert landed(comp, injected) == reachable(comp, chat) == {"l4-serve", "t4-serve"}
     # The emitted CEL and the Python model choose the same class and the same patches.
     ops, _ = mutate(mutating(comp)["team-b"][0], pod)
-    chosen = injection.injection_for(comp.cluster, pod, "team-b")
+    chosen = contract.injection_for(contract_of(comp, "team-b"), pod)
     assert chosen is not None and chosen.workload == "chat-serving" and ops == injection.patches(chosen, pod)
     # No default in the canary namespace: nothing is injected, and the pod is refused or warned about.
     canary = unlabelled_pod("ai-team-b-canary")
     assert inject(comp, canary) == (canary, [])
-    assert injection.injection_for(comp.cluster, canary, "team-b") is None
+    assert contract.injection_for(contract_of(comp, "team-b"), canary) is None
     answer, messages = judge(comp, canary)
     assert answer == ("refused" if mode == "deny" else "warned") and failed_rules(messages) == {"scheduler-name"}
 
@@ -933,14 +933,14 @@ def test_two_default_classes_of_one_namespace_is_pc438() -> None:
 def test_explain_pod_agrees_with_the_cel_evaluation(mode: str | None) -> None:
     """`policyc explain --pod` (the Python model) gives the verdict, the rules and the injected class that the
     emitted policies give when the CEL library evaluates them, on every attack, probe and class pod of the proof."""
-    from policyc.explain import explain_manifest
-    from policyc.proof.tenancy import adversaries, honest_objects
+    from policyc.commands.explain import explain_manifest
+    from policyc.tenancy.proof import adversaries, honest_objects
 
     comp = policy("ai-prod", mode)
     objects = [unlabelled_pod("ai-team-b"), unlabelled_pod("ai-team-b-canary")]
-    for c in tenancy.contracts(comp.cluster).values():
+    for c in contract.contracts(comp.cluster, comp.backend).values():
         objects += [a.pod for a in adversaries(comp.cluster, c)]
-        objects += [obj for _, obj in honest_objects(comp.cluster, comp.artifacts, c)]
+        objects += [obj for _, obj in honest_objects(comp.cluster, comp.artifacts, c, comp.backend)]
     objects += [labelled_pod(comp.cluster, w) for w in comp.cluster.workloads]
     # What explain says of an object the policies refuse, warn about or only audit (Audit alone admits).
     words = {"refused": "refused", "warned": "admitted with warnings",

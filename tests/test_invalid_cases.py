@@ -36,8 +36,8 @@ import pytest
 from policyc.codes import RULES
 from policyc.compiler import compile_file
 from policyc.diagnostics import PolicyError
-from policyc.formats import render_text
-from policyc.load import load_bytes
+from policyc.language.load import load_bytes
+from policyc.output.formats import render_text
 from tests.conftest import REPO
 
 CASE_DIR = REPO / "tests" / "cases" / "invalid"

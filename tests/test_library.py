@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 import policyc
-from policyc.cli import main
+from policyc.commands.cli import main
 from tests.conftest import POLICIES
 
 

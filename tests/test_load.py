@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from ruamel.yaml import YAML
 
-import policyc.load as load_module
+import policyc.language.load as load_module
 from policyc.diagnostics import PolicyError
-from policyc.load import MAX_NODES, load_bytes
+from policyc.language.load import MAX_NODES, load_bytes
 
 
 def load(text: str):

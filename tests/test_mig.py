@@ -10,7 +10,7 @@ import pytest
 from ruamel.yaml import YAML
 
 import policyc
-from policyc import mig
+from policyc.gpu import mig
 from policyc.proof.placement import placement_of, workload_templates
 
 POLICY = """\

@@ -16,14 +16,11 @@ import pytest
 from click.testing import CliRunner
 from ruamel.yaml import YAML
 
-from policyc import yaml_emitter
 from policyc.backends.monitoring import PATH, RATED_POWER
 from policyc.checks.monitoring import lint
-from policyc.cli import main
+from policyc.commands.cli import main
 from policyc.compiler import Compilation, compile_text
-from policyc.ir import AlertRule
-from policyc.model.policy import Monitoring
-from policyc.promql import (
+from policyc.gpu.promql import (
     FIELDS,
     PromqlError,
     duration_hint,
@@ -31,6 +28,9 @@ from policyc.promql import (
     metric_uses,
     node_regex,
 )
+from policyc.ir import AlertRule
+from policyc.language.model.policy import Monitoring
+from policyc.output import yaml_emitter
 from tests.conftest import POLICIES, REPO
 
 EXAMPLE = (POLICIES / "ai-prod.yaml").read_text(encoding="utf-8")

@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from policyc.backends import SCHEDULERS, settings
 from policyc.checks.no_effect import REGISTRY
 from policyc.compiler import Compilation, compile_file, compile_text
+from policyc.registry import SCHEDULERS, settings
 from tests.conftest import REPO
 from tests.test_invalid_cases import CASES, expected_codes
 

@@ -1,4 +1,4 @@
-"""Every object the examples emit passes the API server's schema, checked independently of policyc.verify:
+"""Every object the examples emit passes the API server's schema, checked independently of policyc.proof.schemas:
 built-in kinds with kubernetes_validate (strict), custom resources with the upstream CRDs in ../shared/crds."""
 
 from __future__ import annotations

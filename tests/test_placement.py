@@ -49,7 +49,7 @@ def compile_with(compile_text, workloads: str):
 
 def admitted(result) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
-    for cell in matrix(result.cluster, workload_templates(result.artifacts)):
+    for cell in matrix(result.cluster, result.backend.KINDS, workload_templates(result.artifacts)):
         if cell.admitted:
             out.setdefault(cell.workload, set()).add(cell.target)
     return out
@@ -91,7 +91,7 @@ def tolerating(result, workload: str, *tolerations: dict) -> list:
     for a in result.artifacts:
         if a.path == f"templates/{workload}.yaml":
             obj = copy.deepcopy(a.manifests[0].obj)
-            for _, _, template in pod_templates(result.cluster, obj):
+            for _, _, template in pod_templates(result.backend.KINDS, obj):
                 template["spec"]["tolerations"] += tolerations
             a = replace(a, manifests=(Manifest(obj),))
         artifacts.append(a)
@@ -108,9 +108,8 @@ PREFERRED_SERVING = (
 def test_training_template_reaching_an_inference_pool_fails_naming_pool_template_and_taint(compile_text) -> None:
     result = compile_with(compile_text, PREFERRED_TRAINING)
     assert result.ok
-    errors = prove(
-        result.cluster, tolerating(result, "burst", {"key": "ai.example.com/node.usage", "operator": "Exists"})
-    )
+    tampered = tolerating(result, "burst", {"key": "ai.example.com/node.usage", "operator": "Exists"})
+    errors = prove(result.cluster, tampered, result.backend.KINDS)
     assert [d.code for d in errors] == ["PC501"]
     message = errors[0].message
     assert "training template 'burst'" in message and "inference pool 'h20-serve'" in message
@@ -138,7 +137,7 @@ def test_other_tier_and_control_plane(compile_text) -> None:
         {"key": "nvidia.com/gpu.product", "operator": "Exists"},
         {"key": "ai.example.com/control-plane", "operator": "Exists"},
     )
-    errors = prove(result.cluster, tampered)
+    errors = prove(result.cluster, tampered, result.backend.KINDS)
     assert sorted(d.code for d in errors) == ["PC502", "PC503"]
     [tier] = [d for d in errors if d.code == "PC502"]
     assert "pools 'h20-hybrid', 'h20-serve' of GPU tier 'big'" in tier.message
@@ -179,7 +178,7 @@ def test_prefers_hybrid_is_a_warning(compile_text) -> None:
                 "values"] = ["hybrid"]  # fmt: skip
             a = replace(a, manifests=(Manifest(obj),))
         artifacts.append(a)
-    [d] = prove(result.cluster, artifacts)
+    [d] = prove(result.cluster, artifacts, result.backend.KINDS)
     assert (d.code, d.severity) == ("PC505", "warning")
     assert "prefers hybrid pool 'h20-hybrid'" in d.message
 
@@ -190,7 +189,7 @@ def test_every_pod_template_of_every_kind_is_evaluated(compile_text, kind) -> No
         compile_text,
         f"    - {{name: w, type: training, tenant: ml, gpuTier: big, gpus: 8, replicas: 3, kind: {kind}}}\n",
     )
-    cells = matrix(result.cluster, workload_templates(result.artifacts))
+    cells = matrix(result.cluster, result.backend.KINDS, workload_templates(result.artifacts))
     roles = {c.role for c in cells}
     assert roles == {"VolcanoJob": {"worker"}, "PyTorchJob": {"Master", "Worker"}, "Deployment": {"pod"}}[kind]
     assert {c.target for c in cells} >= {CONTROL_PLANE, "h100-train"}

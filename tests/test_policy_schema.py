@@ -9,8 +9,8 @@ from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 from ruamel.yaml import YAML
 
-from policyc.cli import main
-from policyc.model import json_schema_text
+from policyc.commands.cli import main
+from policyc.language.model import json_schema_text
 from tests.conftest import REPO, example_policies
 
 CHECKED_IN = REPO / "schemas" / "policy.schema.json"

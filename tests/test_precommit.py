@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 from ruamel.yaml import YAML
 
-from policyc.cli import main
+from policyc.commands.cli import main
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

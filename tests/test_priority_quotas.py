@@ -7,7 +7,7 @@ from __future__ import annotations
 import policyc
 from policyc.k8s.admission import admit_pod
 from policyc.k8s.quantity import Quantity
-from policyc.proof.admission import namespace_objects, priority_classes
+from policyc.proof.admitted import namespace_objects, priority_classes
 
 SEED = """\
 apiVersion: policyc.io/v1alpha1

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from policyc.checks.quota_queue import alone_by_queue, alone_by_quota, caps, gang, overflow
-from policyc.report import figures
+from policyc.commands.report import figures
 from tests.conftest import POLICIES
 from tests.volcano_recorded import recorded
 
@@ -191,7 +191,7 @@ def test_the_shipped_examples_quotas_hold_what_their_queues_admit(name: str) -> 
 
 
 def test_each_backend_says_which_of_its_kinds_wait_for_the_queue() -> None:
-    from policyc.backends import SCHEDULERS, settings
+    from policyc.registry import SCHEDULERS, settings
 
     for name in SCHEDULERS:
         waits = settings(name).PODS_AFTER_ADMISSION

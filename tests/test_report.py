@@ -14,9 +14,9 @@ import xml.etree.ElementTree as ET
 import pytest
 from click.testing import CliRunner
 
-from policyc.cli import main
+from policyc.commands.cli import main
+from policyc.commands.report import BAR_AREA_HEIGHT, apportion, figures, render_html, render_markdown
 from policyc.compiler import compile_file
-from policyc.report import BAR_AREA_HEIGHT, apportion, figures, render_html, render_markdown
 from tests.conftest import REPO
 
 AI_PROD = str(REPO / "policies" / "ai-prod.yaml")

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from policyc.backends.nodes import UnsafeShellValue, _quote, _quote_words
-from policyc.cli import main
+from policyc.commands.cli import main
 from tests.conftest import REPO
 
 MINIMAL = (REPO / "policies" / "minimal.yaml").read_text()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from policyc.contract import pod_resources
+from policyc.pods import pod_resources
 
 BASE = """\
 apiVersion: policyc.io/v1alpha1

@@ -20,10 +20,10 @@ from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 from ruamel.yaml import YAML
 
-from policyc import slurm
-from policyc.cli import main
+from policyc.commands.cli import main
 from policyc.compiler import Compilation, compile_text
-from policyc.crd_schemas import crd_schema
+from policyc.gpu import slurm
+from policyc.k8s.crd_schemas import crd_schema
 from tests.conftest import POLICIES
 
 HYBRID = """\

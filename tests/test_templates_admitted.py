@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
+from policyc.commands.init import STARTER
 from policyc.compiler import compile_file
 from policyc.k8s.admission import admit_pod, charge
 from policyc.k8s.scheduling import RequiredNodeAffinity, taint_filter
-from policyc.scaffold import STARTER
 from tests.conftest import POLICIES, example_policies
 
 

@@ -1,7 +1,7 @@
 """The tenants' admission policies, judged as the API server would judge them.
 
 Each tenant's ValidatingAdmissionPolicy and binding are read from the compiled `admission/<tenant>.yaml` (the
-emitted output, not `policyc.tenancy.rules`), and their CEL is evaluated with a CEL library
+emitted output, not `policyc.tenancy.contract.rules`), and their CEL is evaluated with a CEL library
 (common-expression-language) the way the API server does: `object` is the object, `request` carries the operation
 and the kind's group and name, `spec.variables` are evaluated in order into `variables`, then each validation.
 `verdict` applies the binding's `validationActions` to the failures.
@@ -10,7 +10,7 @@ What must hold, for every example policy and every tenant with a contract:
 
 - its own templates and the pods their controllers create are admitted, on CREATE and UPDATE;
 - each adversary of the tenancy proof fails the validation of the rule it declares (the validations are emitted in
-  the order of `tenancy.rules`), and the five attacks of the issue (a foreign toleration, a wildcard toleration,
+  the order of `contract.rules`), and the five attacks of the issue (a foreign toleration, a wildcard toleration,
   spec.nodeName, a foreign queue, a forbidden priority class) are refused in deny mode and warned about (naming
   the rule and the tenant) in the default warn mode;
 - the CEL and the Python model (`Rule.holds`) agree, rule by rule, on every object tried, generated ones included;
@@ -35,13 +35,12 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 import policyc
-from policyc import tenancy
-from policyc.backends import scheduler
 from policyc.compiler import Compilation
-from policyc.contract import governed_keys
-from policyc.formats import render_text
+from policyc.output.formats import render_text
 from policyc.proof.placement import workload_templates
-from policyc.proof.tenancy import PROBE_IMAGE, adversaries, honest_objects
+from policyc.tenancy import contract
+from policyc.tenancy.grant import governed_keys
+from policyc.tenancy.proof import PROBE_IMAGE, adversaries, honest_objects
 from tests.conftest import POLICIES, REPO
 from tests.test_properties import PROFILE, compile_text, dump
 
@@ -210,17 +209,17 @@ def verdict(
     return "admitted", failed if "Audit" in actions else []
 
 
-def rule_index(c: tenancy.Contract, name: str) -> int:
-    return [r.name for r in tenancy.rules(c)].index(name)
+def rule_index(c: contract.Contract, name: str) -> int:
+    return [r.name for r in contract.rules(c)].index(name)
 
 
-def agree(c: tenancy.Contract, vap: Mapping[str, Any], obj: Mapping[str, Any], operation: str) -> None:
+def agree(c: contract.Contract, vap: Mapping[str, Any], obj: Mapping[str, Any], operation: str) -> None:
     """The CEL of every validation gives the verdict of the same rule in Python."""
-    s = tenancy.subject(c, obj, operation)
+    s = contract.subject(c, obj, operation)
     assert s is not None, f"tenant {c.tenant}: the Python model does not match a {obj['kind']}"
     assert matches(vap, obj, operation), f"tenant {c.tenant}: the policy does not match a {obj['kind']}"
     outcomes = evaluate(vap, obj, operation)
-    rules = tenancy.rules(c)
+    rules = contract.rules(c)
     assert len(outcomes) == len(rules)
     for rule, outcome in zip(rules, outcomes, strict=True):
         python = rule.holds(s)
@@ -236,7 +235,7 @@ def agree(c: tenancy.Contract, vap: Mapping[str, Any], obj: Mapping[str, Any], o
 def test_each_tenant_has_its_policy_and_binding(policy: str) -> None:
     comp = compiled(policy)
     assert comp.ok
-    contracts = tenancy.contracts(comp.cluster)
+    contracts = contract.contracts(comp.cluster, comp.backend)
     emitted = admission(comp)
     assert set(emitted) == set(contracts) == {t.name for t in comp.cluster.tenants}
     all_namespaces = {ns for t in comp.cluster.tenants for ns in t.namespaces} | {"default", "kube-system"}
@@ -263,7 +262,7 @@ def test_each_tenant_has_its_policy_and_binding(policy: str) -> None:
 def test_validations_are_emitted_in_the_order_of_the_rules(policy: str) -> None:
     comp = compiled(policy)
     for tenant, (vap, _) in admission(comp).items():
-        names = [r.name for r in tenancy.rules(tenancy.contracts(comp.cluster)[tenant])]
+        names = [r.name for r in contract.rules(contract.contracts(comp.cluster, comp.backend)[tenant])]
         messages = [v["message"] for v in vap["spec"]["validations"]]
         assert len(messages) == len(names)
         for name, message in zip(names, messages, strict=True):
@@ -279,9 +278,9 @@ def test_honest_objects_pass_every_validation(policy: str) -> None:
     comp = compiled(policy)
     emitted = admission(comp)
     tried = 0
-    for tenant, c in tenancy.contracts(comp.cluster).items():
+    for tenant, c in contract.contracts(comp.cluster, comp.backend).items():
         vap, binding = emitted[tenant]
-        objects = honest_objects(comp.cluster, comp.artifacts, c)
+        objects = honest_objects(comp.cluster, comp.artifacts, c, comp.backend)
         tried += len(objects)
         for what, obj in objects:
             assert selects(binding, obj["metadata"]["namespace"]), what
@@ -293,7 +292,7 @@ def test_honest_objects_pass_every_validation(policy: str) -> None:
     # Every tenant's bare pod, every template and every pod of every template, as written and with each set of
     # tolerations its scheduler may add (Kueue: a flavor's).
     templates = workload_templates(comp.artifacts)
-    backend, by_name = scheduler(comp.cluster.scheduler.backend), {w.name: w for w in comp.cluster.workloads}
+    backend, by_name = comp.backend, {w.name: w for w in comp.cluster.workloads}
     pods = sum(
         len(list(pod_templates_in(t))) * (1 + len(backend.tolerations_added(comp.cluster, by_name[name])))
         for name, t in templates.items()
@@ -307,10 +306,10 @@ def test_honest_objects_pass_every_validation(policy: str) -> None:
 def test_adversaries_fail_the_validation_of_their_rule(policy: str) -> None:
     comp = compiled(policy)
     emitted = admission(comp)
-    for tenant, c in tenancy.contracts(comp.cluster).items():
+    for tenant, c in contract.contracts(comp.cluster, comp.backend).items():
         vap, binding = emitted[tenant]
         attacks = adversaries(comp.cluster, c)
-        assert {a.rule for a in attacks} == {r.name for r in tenancy.rules(c)}  # every rule is attacked
+        assert {a.rule for a in attacks} == {r.name for r in contract.rules(c)}  # every rule is attacked
         for a in attacks:
             i = rule_index(c, a.rule)
             validation = vap["spec"]["validations"][i]
@@ -327,9 +326,9 @@ def test_adversaries_fail_the_validation_of_their_rule(policy: str) -> None:
 def test_cel_and_python_agree_on_honest_objects_and_adversaries(policy: str) -> None:
     comp = compiled(policy)
     emitted = admission(comp)
-    for tenant, c in tenancy.contracts(comp.cluster).items():
+    for tenant, c in contract.contracts(comp.cluster, comp.backend).items():
         vap, _ = emitted[tenant]
-        objects = [obj for _, obj in honest_objects(comp.cluster, comp.artifacts, c)]
+        objects = [obj for _, obj in honest_objects(comp.cluster, comp.artifacts, c, comp.backend)]
         objects += [a.pod for a in adversaries(comp.cluster, c)]
         for obj in objects:
             for op in OPERATIONS:
@@ -456,7 +455,7 @@ def test_mode_off_emits_no_policy_for_the_tenant() -> None:
     paths = {a.path for a in comp.artifacts}
     assert "admission/research.yaml" not in paths
     assert {"admission/team-a.yaml", "admission/team-b.yaml"} <= paths
-    assert "research" not in tenancy.contracts(comp.cluster)
+    assert "research" not in contract.contracts(comp.cluster, comp.backend)
 
 
 def test_kubernetes_1_29_without_admission_builds_without_policies() -> None:
@@ -510,7 +509,7 @@ PodParts = tuple[dict | None, dict]
 """A pod's metadata (None: none at all) and spec."""
 
 
-def pod_parts(comp: Compilation, c: tenancy.Contract, queues: list[str]) -> st.SearchStrategy[PodParts]:
+def pod_parts(comp: Compilation, c: contract.Contract, queues: list[str]) -> st.SearchStrategy[PodParts]:
     """(metadata or None, spec) of a pod: tolerations of governed and other keys with every operator, allowed and
     foreign values; nodeName; the policy's and the system's priority classes; schedulers; queue labels and
     annotations naming its queue or another."""
@@ -533,7 +532,7 @@ def pod_parts(comp: Compilation, c: tenancy.Contract, queues: list[str]) -> st.S
         }
     ).map(_drop_missing)
     classes = sorted({p.name for p in cluster.priority_classes} | set(SYSTEM_CLASSES) | {""})
-    schedulers = sorted({c.scheduler_name, tenancy.DEFAULT_SCHEDULER, "volcano", "kai-scheduler", "other", ""})
+    schedulers = sorted({c.scheduler_name, contract.DEFAULT_SCHEDULER, "volcano", "kai-scheduler", "other", ""})
     spec = st.fixed_dictionaries(
         {
             "tolerations": st.lists(toleration, max_size=4) | optional,
@@ -551,7 +550,7 @@ def pod_parts(comp: Compilation, c: tenancy.Contract, queues: list[str]) -> st.S
     return st.tuples(meta | st.none(), spec)
 
 
-def generated_object(comp: Compilation, c: tenancy.Contract) -> st.SearchStrategy[dict]:
+def generated_object(comp: Compilation, c: contract.Contract) -> st.SearchStrategy[dict]:
     other = next((t.name for t in comp.cluster.tenants if t.name != c.queue), "elsewhere")
     queues = [c.queue, other, ""]
     parts = pod_parts(comp, c, queues)
@@ -610,7 +609,7 @@ def generated_object(comp: Compilation, c: tenancy.Contract) -> st.SearchStrateg
 @given(data=st.data())
 def test_cel_and_python_agree_on_generated_objects(policy: str, data: st.DataObject) -> None:
     comp = compiled(policy)
-    contracts = tenancy.contracts(comp.cluster)
+    contracts = contract.contracts(comp.cluster, comp.backend)
     tenant = data.draw(st.sampled_from(sorted(contracts)), label="tenant")
     c = contracts[tenant]
     obj = data.draw(generated_object(comp, c), label="object")
@@ -622,7 +621,7 @@ def test_generated_objects_reach_every_verdict() -> None:
     """The generator is not too tame: on ai-prod's team-b, each rule both holds and fails on some object, pods and
     each workload kind with a template are all drawn."""
     comp = compiled("ai-prod.yaml")
-    c = tenancy.contracts(comp.cluster)["team-b"]
+    c = contract.contracts(comp.cluster, comp.backend)["team-b"]
     vap = admission(comp)["team-b"][0]
     seen: set[tuple[int, bool]] = set()
     kinds: set[str] = set()
@@ -637,7 +636,7 @@ def test_generated_objects_reach_every_verdict() -> None:
 
     collect()
     assert kinds == {"Pod", "Deployment", "Job", "PyTorchJob"}
-    assert seen == {(i, b) for i in range(len(tenancy.rules(c))) for b in (True, False)}
+    assert seen == {(i, b) for i in range(len(contract.rules(c))) for b in (True, False)}
 
 
 # --- CEL cost -----------------------------------------------------------------------------------------------
@@ -942,7 +941,7 @@ def test_cel_cost_stays_under_the_api_server_limits(policy: str) -> None:
     else:
         comp = compiled(policy)
     assert comp.ok
-    contracts = tenancy.contracts(comp.cluster)
+    contracts = contract.contracts(comp.cluster, comp.backend)
     emitted = admission(comp)
     assert len(emitted) == len(comp.cluster.tenants)
     for tenant, (vap, _) in emitted.items():
@@ -954,7 +953,7 @@ def test_cel_cost_stays_under_the_api_server_limits(policy: str) -> None:
         # The estimate grows with the contract: every toleration of every template is looked up in the governed
         # keys (a map, built once) and its value in the key's allowed values, every template's class in the allowed
         # ones.
-        cost = dict(zip([r.name for r in tenancy.rules(c)], validations, strict=True))
+        cost = dict(zip([r.name for r in contract.rules(c)], validations, strict=True))
         tolerations = WORST_TEMPLATES * WORST_TOLERATIONS
         values = [len(v) for g in c.grants for v in g.values()]
         assert variables > len(c.governed) + sum(values)
@@ -998,4 +997,9 @@ def test_written_tolerations_never_end_in_an_internal_error_or_a_wider_contract(
     result = compile_text(dump(policy))
     assert not [d for d in result.report.diagnostics if d.code.startswith("PC9")], render_text(result.report)
     if result.ok:
-        assert tenancy.contracts(result.cluster) == tenancy.contracts(compiled("ai-prod.yaml").cluster)
+        reference = compiled("ai-prod.yaml")
+        ours, theirs = (
+            contract.contracts(result.cluster, result.backend),
+            contract.contracts(reference.cluster, reference.backend),
+        )
+        assert ours == theirs

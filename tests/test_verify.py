@@ -1,9 +1,9 @@
-"""policyc.verify: emitted objects are checked against the API server's schemas, strictly."""
+"""policyc.proof.schemas: emitted objects are checked against the API server's schemas, strictly."""
 
 from __future__ import annotations
 
 from policyc.artifacts import Artifact, Manifest
-from policyc.verify import verify
+from policyc.proof.schemas import verify
 
 QUEUE = {
     "apiVersion": "scheduling.volcano.sh/v1beta1",

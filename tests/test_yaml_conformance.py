@@ -1,7 +1,7 @@
 """Every valid YAML 1.2 document loads, with its positions (issue 23, point 7).
 
 libyaml, which reads policies fast, refuses some valid YAML 1.2: a plain scalar holding ':' in a flow collection
-(`{maxTime: 7-00:00:00}`, `[http://x]`), an anchor defined twice, and more. `policyc.load` then reads the text
+(`{maxTime: 7-00:00:00}`, `[http://x]`), an anchor defined twice, and more. `policyc.language.load` then reads the text
 again with ruamel.yaml's own parser. The official YAML test suite's cases (tests/cases/yaml-test-suite.json, its
 "source" says where they come from) check both: every valid case loads to its expected JSON, or is refused only
 for what policyc refuses on purpose (tags, non-string keys, several documents: PC003-PC007), but for the few
@@ -15,11 +15,11 @@ import json
 import pytest
 from ruamel.yaml import YAML, YAMLError
 
-import policyc.load as load_module
+import policyc.language.load as load_module
 from policyc.compiler import compile_file
 from policyc.diagnostics import PolicyError
-from policyc.load import load_bytes
-from policyc.parse import parse
+from policyc.language.load import load_bytes
+from policyc.language.parse import parse
 from tests.conftest import REPO
 
 SUITE = json.loads((REPO / "tests" / "cases" / "yaml-test-suite.json").read_text(encoding="utf-8"))

@@ -295,7 +295,7 @@ def version_schema(crd: dict[str, Any], version: dict[str, Any], source: dict[st
 
 
 def file_name(schema: dict[str, Any]) -> str:
-    """``<group>_<kind lowercased>_<version>.json``, the name `policyc.crd_schemas` looks up."""
+    """``<group>_<kind lowercased>_<version>.json``, the name `policyc.k8s.crd_schemas` looks up."""
     src = schema["x-policyc-source"]
     return f"{src['group']}_{src['kind'].lower()}_{src['version']}.json"
 

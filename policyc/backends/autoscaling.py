@@ -15,7 +15,7 @@ an `autoscaling/v2` HorizontalPodAutoscaler, or, where the policy says KEDA is i
   `AverageValue`).
 
 `validate_horizontal_pod_autoscaler` is the API server's own validation of what policyc writes
-(`pkg/apis/autoscaling/validation/validation.go`), run by `policyc.verify` beside the OpenAPI schema.
+(`pkg/apis/autoscaling/validation/validation.go`), run by `policyc.proof.schemas` beside the OpenAPI schema.
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ from dataclasses import replace
 from typing import Any
 
 from policyc.artifacts import Artifact, Manifest
-from policyc.contract import NAME_LABEL
 from policyc.ir import Autoscale, Cluster, Workload
 from policyc.k8s import names
 from policyc.k8s.objects import metadata
 from policyc.k8s.quantity import Quantity, QuantityError
 from policyc.k8s.validation import FORBIDDEN, INVALID, NOT_SUPPORTED, REQUIRED, FieldError
+from policyc.pods import NAME_LABEL
 
 HPA_API = ("autoscaling/v2", "HorizontalPodAutoscaler")
 KEDA_API = ("keda.sh/v1alpha1", "ScaledObject")

@@ -10,13 +10,12 @@
 
 from __future__ import annotations
 
-from policyc import yaml_emitter
 from policyc.artifacts import Artifact, Manifest
+from policyc.gpu.accelerators import GPU_OPERATOR_NAMESPACE as NAMESPACE
 from policyc.ir import DEVICE_PLUGIN_CONFIG, MIG_CONFIG, Cluster
 from policyc.k8s.objects import metadata
+from policyc.output import yaml_emitter
 
-NAMESPACE = "gpu-operator"
-"""The GPU Operator's namespace, where its Helm chart is installed by its documented command."""
 DEVICE_PLUGIN_CONFIG_MAP = "policyc-device-plugin-config"
 MIG_CONFIG_MAP = "policyc-mig-parted-config"
 MIG_CONFIG_KEY = "config.yaml"

@@ -4,8 +4,8 @@ ResourceClaimTemplates of its workloads on DRA tiers."""
 
 from __future__ import annotations
 
-from policyc import dra
 from policyc.artifacts import Artifact, Manifest
+from policyc.gpu import dra
 from policyc.ir import Cluster, Quota, Tenant, Tier
 from policyc.k8s.objects import metadata, resource_list
 

@@ -10,7 +10,7 @@ Defaults and facts (the model's fields carry them too):
 
 - 85 °C for 5m: Datadog's recommended DCGM monitor (DataDog/integrations-core dcgm/assets/monitors/
   gpu_temperature.json: avg over 5m > 85).
-- Metrics and types: NVIDIA/dcgm-exporter etc/default-counters.csv (`policyc.promql.FIELDS`). DCGM_FI_DEV_XID_ERRORS
+- Metrics and types: NVIDIA/dcgm-exporter etc/default-counters.csv (`policyc.gpu.promql.FIELDS`). DCGM_FI_DEV_XID_ERRORS
   is a gauge holding the last XID code until the exporter restarts (NVIDIA/dcgm-exporter#500, #190): the alert is
   `!= 0` and keeps firing until then; DCGM_EXP_XID_ERRORS_COUNT, when the counter file enables it, counts XIDs in a
   window (`> 0`, labelled `xid`).
@@ -26,12 +26,12 @@ import re
 from collections.abc import Callable
 from decimal import Decimal
 
-from policyc.accelerators import NVIDIA
 from policyc.artifacts import Artifact, Manifest
 from policyc.diagnostics import Path
+from policyc.gpu.accelerators import NVIDIA
+from policyc.gpu.promql import XID, duration_ms, enabled_fields, node_regex, number
 from policyc.ir import AlertRule, AlertThresholds, Cluster, Monitoring, Pool
 from policyc.k8s.objects import metadata
-from policyc.promql import XID, duration_ms, enabled_fields, node_regex, number
 
 PATH = "monitoring/gpu-alerts.yaml"
 EXTRA_GROUP = "gpu.extra"

@@ -15,13 +15,13 @@ Neither is a Kubernetes object: they sit under `nodes/`, which Argo CD does not 
 
 from __future__ import annotations
 
-from policyc import yaml_emitter
-from policyc.accelerators import GFD_PRODUCT
 from policyc.artifacts import Artifact
 from policyc.backends import gpu_operator
 from policyc.backends.nodes import node_plan_sources
+from policyc.gpu.accelerators import GFD_PRODUCT
 from policyc.ir import Cluster
-from policyc.write import header
+from policyc.output import yaml_emitter
+from policyc.output.write import header
 
 GPU_OPERATOR_DEFAULT = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 """The GPU Operator chart's default `daemonsets.tolerations` entry."""

@@ -19,9 +19,9 @@ from __future__ import annotations
 import json
 import re
 
-from policyc.accelerators import GFD_PRODUCT, NVIDIA, VENDORS
 from policyc.artifacts import Artifact
 from policyc.diagnostics import Path
+from policyc.gpu.accelerators import GFD_PRODUCT, NVIDIA, VENDORS
 from policyc.ir import MIG_CONFIG, Cluster
 
 CONTROL_PLANE = "@control-plane"

@@ -1,4 +1,4 @@
-"""Slurm partitions from the pools that name one (`nodePools[].slurm`), for Slurm 22.05 and later (`policyc.slurm`).
+"""Slurm partitions from the pools that name one (`nodePools[].slurm`), for Slurm 22.05 and later (`policyc.gpu.slurm`).
 
 `spec.slurm.operator: none` (slurmd runs on the nodes themselves):
 
@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import math
 
-from policyc import slurm
 from policyc.artifacts import Artifact, Manifest
 from policyc.diagnostics import Path
-from policyc.ir import Cluster, Pool
+from policyc.gpu import slurm
+from policyc.ir import Cluster, Pool, SlurmPartition, slurm_partitions
 from policyc.k8s.objects import metadata
-from policyc.write import header
+from policyc.output.write import header
 
 API_VERSION = "slinky.slurm.net/v1beta1"
 
@@ -46,7 +46,7 @@ def node_line(p: Pool) -> str:
     return f"NodeName={slurm.hostlist(p.nodes)} CPUs={cpus} RealMemory={memory}{gres} Features={p.name} State=CLOUD"
 
 
-def partition_settings(cluster: Cluster, part: slurm.Partition) -> str:
+def partition_settings(cluster: Cluster, part: SlurmPartition) -> str:
     """What a `PartitionName` line says besides its name and nodes."""
     s = part.settings
     values = {c.name: c.value for c in cluster.priority_classes}
@@ -56,7 +56,7 @@ def partition_settings(cluster: Cluster, part: slurm.Partition) -> str:
     return " ".join([*words, "State=UP"])
 
 
-def partition_line(cluster: Cluster, part: slurm.Partition) -> str:
+def partition_line(cluster: Cluster, part: SlurmPartition) -> str:
     return f"PartitionName={part.name} Nodes={slurm.hostlist(part.nodes)} {partition_settings(cluster, part)}"
 
 
@@ -72,7 +72,7 @@ def _sources(cluster: Cluster, pools: list[Pool]) -> tuple[Path, ...]:
 
 
 def emit(cluster: Cluster) -> list[Artifact]:
-    settings, parts = cluster.slurm, slurm.partitions(cluster)
+    settings, parts = cluster.slurm, slurm_partitions(cluster)
     if settings is None or not parts:  # spec.slurm without a partition: nothing to write (PC493 says so)
         return []
     if settings.operator == "slinky":
@@ -95,7 +95,7 @@ def emit(cluster: Cluster) -> list[Artifact]:
     return out
 
 
-def node_set(cluster: Cluster, settings: slurm.SlurmSettings, part: slurm.Partition) -> dict:
+def node_set(cluster: Cluster, settings: slurm.SlurmSettings, part: SlurmPartition) -> dict:
     """The NodeSet of a partition of one pool."""
     p = part.pools[0]
     assert p.slurm is not None
@@ -133,6 +133,6 @@ def _node_sets(cluster: Cluster, settings: slurm.SlurmSettings) -> Artifact:
         Manifest(
             node_set(cluster, settings, part), (*_sources(cluster, list(part.pools)), *filter(None, [settings.path]))
         )
-        for part in slurm.partitions(cluster)
+        for part in slurm_partitions(cluster)
     )
     return Artifact("slinky/nodesets.yaml", manifests, synced=True)

@@ -1,5 +1,5 @@
 """Workload templates: a complete object per workload class, carrying the contract of its pods
-(`policyc.contract`: affinity, tolerations, requests and limits). The scheduler backend's `Binding` says how the
+(`policyc.pods`: affinity, tolerations, requests and limits). The scheduler backend's `Binding` says how the
 object joins its queue.
 """
 
@@ -7,17 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from policyc import dra
 from policyc.artifacts import Artifact, Manifest
 from policyc.backends.binding import Binding
-from policyc.contract import NAME_LABEL, affinity, container_resources, nccl_interfaces, pod_resources, tolerations
+from policyc.gpu import dra
 from policyc.ir import Cluster, Workload
 from policyc.k8s.objects import metadata
-
-if TYPE_CHECKING:
-    from policyc.backends.interface import SchedulerBackend
+from policyc.pods import NAME_LABEL, affinity, container_resources, nccl_interfaces, pod_resources, tolerations
 
 SHM_VOLUME = "dshm"
 
@@ -188,29 +185,26 @@ KINDS: dict[str, Kind] = {
 workload). A backend's `KINDS` are the ones it runs: some of these and its own."""
 
 
-def kinds(cluster: Cluster) -> Mapping[str, Kind]:
-    """The kinds the cluster's scheduler backend runs."""
-    from policyc.backends import scheduler
-
-    return scheduler(cluster.scheduler.backend).KINDS
-
-
-def kind_of(cluster: Cluster, obj: Mapping[str, Any]) -> Kind:
-    """The kind of an emitted template object."""
+def kind_of(kinds: Mapping[str, Kind], obj: Mapping[str, Any]) -> Kind:
+    """The kind, among `kinds` (the scheduler backend's), of an emitted template object."""
     group = obj["apiVersion"].rpartition("/")[0]
-    return next(k for k in kinds(cluster).values() if (k.group, k.kind) == (group, obj["kind"]))
+    return next(k for k in kinds.values() if (k.group, k.kind) == (group, obj["kind"]))
 
 
-def pod_templates(cluster: Cluster, obj: Mapping[str, Any]) -> PodTemplates:
-    """(role, pods at once, pod template) of each kind of pod a template object creates."""
-    return kind_of(cluster, obj).pods(obj["spec"])
+def pod_templates(kinds: Mapping[str, Kind], obj: Mapping[str, Any]) -> PodTemplates:
+    """(role, pods at once, pod template) of each kind of pod a template object (of one of `kinds`) creates."""
+    return kind_of(kinds, obj).pods(obj["spec"])
 
 
-def emit(cluster: Cluster, backend: SchedulerBackend) -> list[Artifact]:
+def emit(
+    cluster: Cluster, kinds: Mapping[str, Kind], binding: Callable[[Cluster, Workload], Binding]
+) -> list[Artifact]:
+    """A template per workload class, of its kind among `kinds`, joining its queue by `binding` (the scheduler
+    backend's)."""
     return [
         Artifact(
             f"templates/{w.name}.yaml",
-            (Manifest(backend.KINDS[w.kind].build(cluster, w, backend.binding(cluster, w)), (w.path,)),),
+            (Manifest(kinds[w.kind].build(cluster, w, binding(cluster, w)), (w.path,)),),
             template=True,
         )
         for w in cluster.workloads

@@ -5,11 +5,12 @@ written (`written.Written`): fields that have no effect where they stand, and me
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
+from policyc.backends.interface import Check
 from policyc.checks import (
     autoscaling,
-    capacity,
+    cluster_capacity,
     devices,
     limits,
     monitoring,
@@ -31,8 +32,6 @@ from policyc.codes import Severity
 from policyc.diagnostics import Diagnostic
 from policyc.ir import Cluster
 
-Check = Callable[[Cluster], Iterable[Diagnostic]]
-
 CHECKS: tuple[Check, ...] = (
     devices.check,
     partitions.check,
@@ -45,7 +44,7 @@ CHECKS: tuple[Check, ...] = (
     workloads.check,
     training.check,
     sizing.check,
-    capacity.check,
+    cluster_capacity.check,
     quota_queue.check,
     autoscaling.check,
     monitoring.check,
@@ -53,12 +52,10 @@ CHECKS: tuple[Check, ...] = (
 )
 
 
-def run_checks(cluster: Cluster, written: Written) -> list[Diagnostic]:
-    """Every check of `cluster`, resolved from the policy `written`."""
-    from policyc.backends import SCHEDULERS, scheduler
-
-    backend = cluster.scheduler.backend
-    checks = (*CHECKS, *(scheduler(backend).checks() if backend in SCHEDULERS else ()))
+def run_checks(cluster: Cluster, written: Written, backend_checks: Iterable[Check] = ()) -> list[Diagnostic]:
+    """Every check of `cluster`, resolved from the policy `written`, and `backend_checks`: its scheduler backend's
+    (`policyc.backends.interface.RulesFace`)."""
+    checks = (*CHECKS, *backend_checks)
     # Whether a field has an effect depends on the items around it: not knowable while some were left out.
     idle = no_effect.check(cluster, written) if cluster.complete else ()
     found = [*(d for check in checks for d in check(cluster)), *idle, *limits.decimal_memory(cluster, written)]

@@ -10,14 +10,14 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from policyc import dra
 from policyc.backends.autoscaling import KEDA_HPA_PREFIX, KEDA_NAME_LIMIT
 from policyc.backends.kubernetes import CLASS_QUOTA_PREFIX, QUOTA_NAME, quota_object
 from policyc.checks.sizing import pool_room, queue_use
-from policyc.contract import contract_pod, pod_resources, reachable_pools
 from policyc.diagnostics import Diagnostic, diag, listing
+from policyc.gpu import dra
 from policyc.ir import Autoscale, Cluster, Quota, Tenant, Workload
-from policyc.proof.admission import QuotaUse, quota_use
+from policyc.pods import contract_pod, pod_resources, reachable_pools
+from policyc.proof.admitted import QuotaUse, quota_use
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:

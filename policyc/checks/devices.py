@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from policyc.backends import every_settings
 from policyc.diagnostics import Diagnostic, diag, did_you_mean
 from policyc.ir import Cluster
+from policyc.registry import every_settings
 
 DEVICE_RESOURCES = (
     "nvidia.com/gpu",

@@ -10,9 +10,9 @@ import re
 from collections.abc import Iterator
 from decimal import Decimal
 
-from policyc import dra
 from policyc.checks.written import Written
 from policyc.diagnostics import Diagnostic, Path, diag, where
+from policyc.gpu import dra
 from policyc.ir import Cluster, LimitRange, Resources
 from policyc.k8s.objects import QUOTA_OBJECT_COUNTS
 from policyc.k8s.quantity import Quantity

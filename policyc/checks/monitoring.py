@@ -1,6 +1,6 @@
 """GPU alerts: what promtool cannot know. promtool checks PromQL syntax and templates; it does not know which metrics
 the DCGM exporter exports, nor their types. So the user's own rules (`monitoring.extraRules`) are linted here against
-the exporter's counter file (`policyc.promql`): rate() and its kin on a gauge (PC470), sums of the XID code (PC471),
+the exporter's counter file (`policyc.gpu.promql`): rate() and its kin on a gauge (PC470), sums of the XID code (PC471),
 a metric the exporter does not export (PC472), delta() and its kin on a counter (PC473), an expression the scan
 cannot read (PC476). policyc's own rules pass the same lint (tests/test_monitoring.py). The other findings are about
 the settings: alerts a pool cannot get (PC474), settings that apply to nothing (PC475), and rules a tenant could
@@ -12,8 +12,7 @@ from collections.abc import Iterator
 
 from policyc.backends.monitoring import monitored_pools, rated_power, utilisation_metric
 from policyc.diagnostics import Diagnostic, closest, diag
-from policyc.ir import AlertRule, Cluster, Monitoring
-from policyc.promql import (
+from policyc.gpu.promql import (
     ARITHMETIC,
     COUNTER,
     COUNTER_FUNCTIONS,
@@ -28,6 +27,7 @@ from policyc.promql import (
     metric_uses,
     place,
 )
+from policyc.ir import AlertRule, Cluster, Monitoring
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from policyc.backends import every_settings
 from policyc.diagnostics import Diagnostic, diag
 from policyc.ir import Cluster
+from policyc.registry import every_settings
 
 SYSTEM_NAMESPACES = {
     "default": "Kubernetes",

@@ -14,14 +14,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from policyc.accelerators import VENDORS
-from policyc.backends import every_settings, settings
 from policyc.backends.monitoring import monitored_pools
 from policyc.checks.written import Written
-from policyc.contract import ZONE, reachable_pools
 from policyc.diagnostics import Diagnostic, Path, diag, listing, where
+from policyc.gpu.accelerators import VENDORS
 from policyc.ir import Cluster, Pool, Workload
 from policyc.k8s import versions
+from policyc.pods import ZONE, reachable_pools
+from policyc.registry import every_settings, settings
 
 
 @dataclass(frozen=True, slots=True)

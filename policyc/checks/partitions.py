@@ -1,4 +1,4 @@
-"""MIG layouts: each must fit the pool's card (`policyc.mig`), the single strategy needs one profile per card, a
+"""MIG layouts: each must fit the pool's card (`policyc.gpu.mig`), the single strategy needs one profile per card, a
 workload's MIG profile is some pool's, and under the mixed strategy tenants count MIG devices where they count GPUs.
 (The cluster's one strategy, the GPU Operator's `mig.strategy`, is checked as the pools are resolved.)"""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from policyc import mig
 from policyc.diagnostics import Diagnostic, diag
+from policyc.gpu import mig
 from policyc.ir import Cluster
 
 

@@ -31,11 +31,12 @@ from typing import TypeVar
 
 from policyc.checks.autoscaling import quota_field, quota_uses
 from policyc.checks.sizing import queue_use
-from policyc.contract import pod_resources
 from policyc.diagnostics import Diagnostic, diag
 from policyc.ir import Cluster, Tenant, Workload, once_per_build
 from policyc.k8s.quantity import Quantity
-from policyc.proof.admission import QuotaUse
+from policyc.pods import pod_resources
+from policyc.proof.admitted import QuotaUse
+from policyc.registry import settings
 
 T = TypeVar("T")
 
@@ -67,8 +68,6 @@ class Gang:
 
 def _counted_pods(cluster: Cluster, w: Workload) -> int | None:
     """The pods of one job the queue counts when it admits it, or None: its pods exist before the queue sees them."""
-    from policyc.backends import settings
-
     counts = settings(cluster.scheduler.backend).PODS_AFTER_ADMISSION.get(w.kind)
     if counts is None:
         return None
@@ -212,8 +211,6 @@ def _fits_alone(g: Gang) -> bool:
 def check(cluster: Cluster) -> Iterator[Diagnostic]:
     if not cluster.complete:  # a pool left out for its errors could size the pods differently
         return
-    from policyc.backends import settings
-
     title = settings(cluster.scheduler.backend).TITLE
     placed: dict[tuple[str, str], list[Workload]] = {}
     for w in cluster.workloads:

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from policyc import dra
 from policyc.checks.devices import known_devices
 from policyc.diagnostics import Diagnostic, Path, closest, diag
+from policyc.gpu import dra
 from policyc.ir import Cluster, Tenant
 from policyc.k8s.names import is_dns1123_subdomain
 

@@ -1,6 +1,6 @@
 """Whether each workload's pods fit: one pod on a node of a pool it can use, all its pods at once on those pools,
 and all its pods within its queue's capability (the schedulers admit a gang only whole). Figures come from the
-pods' contract (`policyc.contract`); the namespace quota is the proof's (it needs the pods as admission makes them).
+pods' contract (`policyc.pods`); the namespace quota is the proof's (it needs the pods as admission makes them).
 """
 
 from __future__ import annotations
@@ -8,7 +8,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from policyc.contract import (
+from policyc.diagnostics import Diagnostic, diag, listing
+from policyc.ir import Cluster, Pool, Tenant, Workload, queue_chain
+from policyc.k8s.quantity import Quantity
+from policyc.pods import (
     PodResources,
     accelerator,
     devices_per_node,
@@ -17,9 +20,6 @@ from policyc.contract import (
     rdma_resources,
     reachable_pools,
 )
-from policyc.diagnostics import Diagnostic, diag, listing
-from policyc.ir import Cluster, Pool, Tenant, Workload, queue_chain
-from policyc.k8s.quantity import Quantity
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:

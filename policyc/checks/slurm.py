@@ -1,6 +1,6 @@
 """Slurm partitions (`nodePools[].slurm`): one setting per partition and one default, NodeName lines that can be
 written, GPUs Slurm can be told about, priority tiers in the classes' order, Slurm-only pools out of the workloads'
-reach, and the quotas of a partition's priority class within its GPUs (`policyc.slurm`, `policyc.backends.slurm`).
+reach, and the quotas of a partition's priority class within its GPUs (`policyc.gpu.slurm`, `policyc.backends.slurm`).
 
 A pool without `slurm` is Kubernetes-only; with `slurm.shared: true` Kubernetes workloads of its usage may use it
 too; with `shared: false` (Slurm-only) its nodes carry `<domain>/slurm-only:NoSchedule`, and a workload whose
@@ -11,19 +11,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from policyc import slurm
-from policyc.contract import reachable_pools
 from policyc.diagnostics import Diagnostic, diag, listing
-from policyc.ir import Cluster, Pool, Tenant
+from policyc.gpu import slurm
+from policyc.ir import Cluster, Pool, SlurmPartition, Tenant, slurm_partitions
 from policyc.k8s.quantity import Quantity
 from policyc.k8s.scheduling import tolerates_taint
+from policyc.pods import reachable_pools
 
 SETTINGS = (("default", "default"), ("max_time", "maxTime"), ("priority_class", "priorityClass"))
 """PoolSlurm fields a partition has once, and their policy names."""
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:
-    parts = slurm.partitions(cluster)
+    parts = slurm_partitions(cluster)
     if not parts or cluster.slurm is None:
         return
     yield from _conflicts(parts)
@@ -47,7 +47,7 @@ def _shown(field: str, value: Any) -> str:
     return "none" if value is None else str(value).lower() if isinstance(value, bool) else f"'{value}'"
 
 
-def _conflicts(parts: list[slurm.Partition]) -> Iterator[Diagnostic]:
+def _conflicts(parts: list[SlurmPartition]) -> Iterator[Diagnostic]:
     for part in parts:
         first = part.pools[0]
         for p in part.pools[1:]:
@@ -64,7 +64,7 @@ def _conflicts(parts: list[slurm.Partition]) -> Iterator[Diagnostic]:
                     )
 
 
-def _defaults(parts: list[slurm.Partition]) -> Iterator[Diagnostic]:
+def _defaults(parts: list[SlurmPartition]) -> Iterator[Diagnostic]:
     defaults = sorted((part for part in parts if part.settings.default), key=lambda part: part.settings.path)
     for part in defaults[1:]:
         yield diag(
@@ -76,10 +76,10 @@ def _defaults(parts: list[slurm.Partition]) -> Iterator[Diagnostic]:
         )
 
 
-def _tiers(cluster: Cluster, parts: list[slurm.Partition]) -> Iterator[Diagnostic]:
+def _tiers(cluster: Cluster, parts: list[SlurmPartition]) -> Iterator[Diagnostic]:
     """Partitions whose classes differ in value but not in PriorityTier (both clamped to one end)."""
     values = {c.name: c.value for c in cluster.priority_classes}
-    seen: dict[int, tuple[slurm.Partition, int]] = {}
+    seen: dict[int, tuple[SlurmPartition, int]] = {}
     for part in sorted(parts, key=lambda part: part.settings.path):
         cls = part.settings.priority_class
         if cls not in values:
@@ -188,9 +188,9 @@ def _gpu_capacity(cluster: Cluster, pools: list[Pool]) -> dict[str, Quantity]:
             for r in (*cluster.accelerators, *cluster.claimed_devices)}  # fmt: skip
 
 
-def _quotas(cluster: Cluster, parts: list[slurm.Partition]) -> Iterator[Diagnostic]:
+def _quotas(cluster: Cluster, parts: list[SlurmPartition]) -> Iterator[Diagnostic]:
     """A tenant's quota for a partition's class above the GPUs of the partitions of that class."""
-    by_class: dict[str, list[slurm.Partition]] = {}
+    by_class: dict[str, list[SlurmPartition]] = {}
     for part in parts:
         if part.settings.priority_class is not None:
             by_class.setdefault(part.settings.priority_class, []).append(part)
@@ -220,7 +220,7 @@ def _owner(cluster: Cluster, namespace: str) -> Tenant | None:
     return next((t for t in cluster.tenants if namespace in t.namespaces), None)
 
 
-def _slinky(cluster: Cluster, parts: list[slurm.Partition]) -> Iterator[Diagnostic]:
+def _slinky(cluster: Cluster, parts: list[SlurmPartition]) -> Iterator[Diagnostic]:
     for part in parts:
         for p in part.pools[1:]:
             yield diag(
@@ -241,7 +241,7 @@ def _slinky(cluster: Cluster, parts: list[slurm.Partition]) -> Iterator[Diagnost
 
 
 def _slinky_classes(
-    cluster: Cluster, parts: list[slurm.Partition], tenant: Tenant, namespace: str
+    cluster: Cluster, parts: list[SlurmPartition], tenant: Tenant, namespace: str
 ) -> Iterator[Diagnostic]:
     """The slurmd pods' priority class (the partition's, else the default class) must be one the tenant may use."""
     if tenant.allowed_priority_classes is None:
@@ -266,7 +266,7 @@ def _slinky_classes(
 
 
 def _slinky_quota(
-    cluster: Cluster, parts: list[slurm.Partition], tenant: Tenant, namespace: str
+    cluster: Cluster, parts: list[SlurmPartition], tenant: Tenant, namespace: str
 ) -> Iterator[Diagnostic]:
     """The slurmd pods state no cpu or memory: a quota that counts them must have a LimitRange default them (else the
     API server refuses every pod); and all their GPUs (every GPU of every node of the partitions) must be within the
@@ -294,7 +294,7 @@ def _slinky_quota(
                 f"{'default' if kind == 'limits' else 'defaultRequest'}.{resource}, or set spec.slurm.namespace to a "
                 "namespace no tenant owns",
             )
-    limits: list[tuple[str, dict[str, Quantity], tuple, list[slurm.Partition]]] = [
+    limits: list[tuple[str, dict[str, Quantity], tuple, list[SlurmPartition]]] = [
         ("quota.requests", tenant.quota.hard, ("quota", "requests"), parts)
     ]
     for cls, hard in tenant.quota.per_class.items():

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from policyc.contract import pod_resources, rdma_resources, reachable_pools, usages
 from policyc.diagnostics import Diagnostic, diag, listing
 from policyc.ir import RDMA_LABEL, Cluster, Workload
+from policyc.pods import pod_resources, rdma_resources, reachable_pools, usages
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:

@@ -1,13 +1,15 @@
 """Workload classes the backend cannot run, whose pods cannot be sized, whose limits contradict their requests, or
-that tolerate every taint or beyond what the policy grants them (`policyc.contract.excess`)."""
+that tolerate every taint or beyond what the policy grants them (`policyc.tenancy.grant.excess`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from policyc.contract import Excess, excess, grant, pod_resources, reachable_pools
 from policyc.diagnostics import Diagnostic, diag, listing
 from policyc.ir import Cluster, Pool, Workload
+from policyc.pods import pod_resources, reachable_pools
+from policyc.registry import settings
+from policyc.tenancy.grant import Excess, excess, grant
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:
@@ -23,8 +25,6 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
 
 
 def _kinds(cluster: Cluster) -> Iterator[Diagnostic]:
-    from policyc.backends import settings
-
     backend = cluster.scheduler.backend
     kinds = settings(backend).WORKLOAD_KINDS
     for w in cluster.workloads:

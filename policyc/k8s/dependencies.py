@@ -1,5 +1,5 @@
 """What each emitted object needs created before it, and the creation depth that follows: the one statement of
-"X needs Y" that Argo CD's sync waves and the kustomization's order are both derived from (`policyc.backends.argocd`).
+"X needs Y" that Argo CD's sync waves and the kustomization's order are both derived from (`policyc.output.argocd`).
 
 Among the objects emitted together, an object needs:
 

@@ -33,7 +33,7 @@ class Api:
 
 
 VALIDATING_ADMISSION_POLICY = Api("ValidatingAdmissionPolicy", "admissionregistration.k8s.io/v1", 30)
-"""GA in 1.30: each tenant's contract (`policyc.backends.admission`)."""
+"""GA in 1.30: each tenant's contract (`policyc.tenancy.policies`)."""
 MUTATING_ADMISSION_POLICY = Api(
     "MutatingAdmissionPolicy",
     "admissionregistration.k8s.io/v1",
@@ -42,9 +42,9 @@ MUTATING_ADMISSION_POLICY = Api(
     beta_since=34,
 )
 """GA and on by default in 1.36; v1beta1 from 1.34 behind the MutatingAdmissionPolicy feature gate and the
-admissionregistration.k8s.io/v1beta1 API (runtime-config): injection (`policyc.injection`)."""
+admissionregistration.k8s.io/v1beta1 API (runtime-config): injection (`policyc.tenancy.injection`)."""
 DYNAMIC_RESOURCE_ALLOCATION = Api("DeviceClass", "resource.k8s.io/v1", 34)
-"""GA in 1.34: DRA tiers (`policyc.dra`)."""
+"""GA in 1.34: DRA tiers (`policyc.gpu.dra`)."""
 
 
 def minor(version: str) -> int:

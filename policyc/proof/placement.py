@@ -15,11 +15,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from policyc import dra
 from policyc.artifacts import Artifact
-from policyc.backends.workloads import pod_templates
-from policyc.contract import tolerations
+from policyc.backends.workloads import Kind, PodTemplates, pod_templates
 from policyc.diagnostics import Diagnostic, diag
+from policyc.gpu import dra
 from policyc.ir import Cluster, Taint, Workload
 from policyc.k8s.scheduling import (
     NO_EXECUTE,
@@ -31,6 +30,7 @@ from policyc.k8s.scheduling import (
     tolerates_taint,
 )
 from policyc.k8s.validation import taint_string
+from policyc.pods import tolerations
 
 CONTROL_PLANE = "(control plane)"
 """Name of the control plane in the matrix; not a valid pool name, so it cannot clash with one."""
@@ -162,12 +162,13 @@ def named_node(pod: Mapping[str, Any]) -> str | None:
 
 
 def claim_templates(artifacts: list[Artifact]) -> dict[tuple[str, str], dict[str, int]]:
-    """The ResourceClaimTemplates among the emitted objects (`policyc.dra.claim_devices`)."""
+    """The ResourceClaimTemplates among the emitted objects (`policyc.gpu.dra.claim_devices`)."""
     return dra.claim_devices(m.obj for a in artifacts if not a.template for m in a.manifests)
 
 
 def _verdicts(
     cluster: Cluster,
+    kinds: Mapping[str, Kind],
     templates: Mapping[str, Mapping[str, Any]],
     all_targets: list[Target],
     claims: dra.ClaimDevices,
@@ -179,7 +180,7 @@ def _verdicts(
     for workload in sorted(templates):
         roles = []
         namespace = (templates[workload].get("metadata") or {}).get("namespace", "")
-        for role, _, template in pod_templates(cluster, templates[workload]):
+        for role, _, template in pod_templates(kinds, templates[workload]):
             pod = {**template, "metadata": {**(template.get("metadata") or {}), "namespace": namespace}}
             spec = pod.get("spec") or {}
             key = json.dumps(
@@ -194,13 +195,16 @@ def _verdicts(
 
 
 def matrix(
-    cluster: Cluster, templates: Mapping[str, Mapping[str, Any]], claims: dra.ClaimDevices = NO_CLAIMS
+    cluster: Cluster,
+    kinds: Mapping[str, Kind],
+    templates: Mapping[str, Mapping[str, Any]],
+    claims: dra.ClaimDevices = NO_CLAIMS,
 ) -> list[Cell]:
-    """Every (workload, pod role, target) verdict."""
+    """Every (workload, pod role, target) verdict of the template objects (of `kinds`, the scheduler backend's)."""
     all_targets = targets(cluster)
     return [
         Cell(workload, role, target.name, admitted, score, why)
-        for workload, roles in _verdicts(cluster, templates, all_targets, claims).items()
+        for workload, roles in _verdicts(cluster, kinds, templates, all_targets, claims).items()
         for role, results in roles
         for target, (admitted, score, why) in zip(all_targets, results, strict=True)
     ]
@@ -213,15 +217,16 @@ def workload_templates(artifacts: list[Artifact]) -> dict[str, Mapping[str, Any]
     }
 
 
-def prove(cluster: Cluster, artifacts: list[Artifact]) -> list[Diagnostic]:
-    """Diagnostics for every template that can land where its policy forbids, or nowhere.
+def prove(cluster: Cluster, artifacts: list[Artifact], kinds: Mapping[str, Kind]) -> list[Diagnostic]:
+    """Diagnostics for every template (of `kinds`, the scheduler backend's) that can land where its policy forbids,
+    or nowhere.
 
     Only the cells the rules read are materialised (admitted ones, and the rejections by the workload's
     own pools when a role is admitted nowhere), so the cost stays near workloads + pools, not their product.
     """
     templates = workload_templates(artifacts)
     all_targets = targets(cluster)
-    verdicts = _verdicts(cluster, templates, all_targets, claim_templates(artifacts))
+    verdicts = _verdicts(cluster, kinds, templates, all_targets, claim_templates(artifacts))
     by_target = {t.name: t for t in all_targets}
     out = []
     for w in cluster.workloads:
@@ -235,7 +240,7 @@ def prove(cluster: Cluster, artifacts: list[Artifact]) -> list[Diagnostic]:
                             for t, (_, _, why) in zip(all_targets, results, strict=True)
                             if t.tier == w.tier.name and t.usage in (w.type, "hybrid")]  # fmt: skip
             cells.extend(admitted)
-        out.extend(_forbidden(cluster, w, cells, by_target, templates[w.name]))
+        out.extend(_forbidden(cluster, w, cells, by_target, pod_templates(kinds, templates[w.name])))
         out.extend(_nowhere(cluster, w, cells, roles))
         out.extend(_prefers_hybrid(w, cells, by_target))
     return out
@@ -268,10 +273,11 @@ def _location(w: Workload) -> tuple:
 
 
 def _forbidden(
-    cluster: Cluster, w: Workload, cells: list[Cell], by_target: dict[str, Target], template: Mapping[str, Any]
+    cluster: Cluster, w: Workload, cells: list[Cell], by_target: dict[str, Target], template_pods: PodTemplates
 ) -> Iterator[Diagnostic]:
-    """One diagnostic per kind of violation, naming every pool it concerns and why the first one admits."""
-    pods = {role: pod for role, _, pod in pod_templates(cluster, template)}
+    """One diagnostic per kind of violation, naming every pool it concerns and why the first one admits; of its
+    template's pods, `template_pods`."""
+    pods = {role: pod for role, _, pod in template_pods}
     found: dict[str, list[tuple[Cell, Target]]] = {}
     for cell in cells:
         target = by_target[cell.target]

@@ -1,44 +1,97 @@
-"""The scheduler backend contract: each registered package provides it, the shared code names no backend, a
-backend is imported only when a policy selects it, and `spec.scheduler` is validated by the selected backend's model.
+"""The scheduler backend contract: each registered package provides every face whole, the shared code names no
+backend, a backend is imported only when a policy selects it, and `spec.scheduler` is validated by the selected
+backend's model.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 import subprocess
 import sys
-from pathlib import Path
+import typing
+from collections.abc import Callable, Mapping
 
 import pytest
 
-from policyc.backends import SCHEDULERS, scheduler, settings
+from policyc import registry
+from policyc.backends.interface import CodesFace, RulesFace, SchedulerBackend, SettingsFace
 from policyc.codes import RULES
 from policyc.compiler import compile_text
+from policyc.registry import SCHEDULERS, scheduler, settings
 from tests.conftest import POLICIES, REPO
 
 PACKAGE = REPO / "policyc"
-CONTRACT = ("NAME", "KINDS", "REFERENCES", "emit", "binding", "checks")
-SETTINGS = (
-    "Settings",
-    "TITLE",
-    "WORKLOAD_KINDS",
-    "DEFAULT_KINDS",
-    "GANG_KINDS",
-    "PODS_AFTER_ADMISSION",
-    "NAMESPACES",
-    "LABEL_DOMAINS",
-    "DEVICE_RESOURCES",
-)
+FACES = {"settings": SettingsFace, "codes": CodesFace, "rules": RulesFace, "backend": SchedulerBackend}
+"""Each face of a backend package, by module name, and the protocol it provides."""
+
+
+def _conforms(value: object, hint: object) -> bool:
+    """Whether `value` is of the declared type `hint`, the items of a tuple or mapping included."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is None:
+        return isinstance(value, hint)  # type: ignore[arg-type]  # a class
+    if origin is type:
+        return isinstance(value, type) and issubclass(value, args[0])
+    if origin is Callable:
+        return callable(value)
+    if origin is tuple and args[-1] is Ellipsis:
+        return isinstance(value, tuple) and all(_conforms(v, args[0]) for v in value)
+    if origin is Mapping:
+        return isinstance(value, Mapping) and all(
+            _conforms(k, args[0]) and _conforms(v, args[1]) for k, v in value.items()
+        )
+    raise AssertionError(f"no rule for a member of type {hint}")
+
+
+def _methods(protocol: type) -> list[str]:
+    return [m for m, value in vars(protocol).items() if inspect.isfunction(value) and not m.startswith("_")]
+
+
+def _members(protocol: type) -> list[str]:
+    """What a protocol declares: its data members, then its functions."""
+    return [*typing.get_type_hints(protocol), *_methods(protocol)]
+
+
+def _signature(function: Callable) -> tuple[list[tuple[str, object]], object]:
+    """(name, annotation) of each parameter but `self`, and the return annotation."""
+    signature = inspect.signature(function)
+    return [
+        (p.name, p.annotation) for p in signature.parameters.values() if p.name != "self"
+    ], signature.return_annotation
 
 
 @pytest.mark.parametrize("name", list(SCHEDULERS))
-def test_each_backend_provides_the_contract(name: str) -> None:
+@pytest.mark.parametrize("face", list(FACES))
+def test_each_backend_provides_each_face_whole(name: str, face: str) -> None:
+    """Every member the face's protocol declares: data of its declared type, functions with its parameters and
+    annotations (as the Kubernetes scheduler framework asserts that a plugin implements an extension point)."""
+    module, protocol = registry.face("scheduler", name, face), FACES[face]
+    assert isinstance(module, protocol), [m for m in _members(protocol) if not hasattr(module, m)]
+    for member, hint in typing.get_type_hints(protocol).items():
+        assert _conforms(getattr(module, member), hint), (member, hint)
+    for method in _methods(protocol):
+        assert _signature(getattr(module, method)) == _signature(getattr(protocol, method)), method
+
+
+@pytest.mark.parametrize("name", list(SCHEDULERS))
+def test_each_backend_is_registered_under_its_own_name(name: str) -> None:
     backend, declared = scheduler(name), settings(name)
     assert name == backend.NAME
-    assert all(hasattr(backend, attr) for attr in CONTRACT), [a for a in CONTRACT if not hasattr(backend, a)]
-    assert all(hasattr(declared, attr) for attr in SETTINGS), [a for a in SETTINGS if not hasattr(declared, a)]
     assert declared.Settings.model_fields["backend"].annotation.__args__ == (name,)
     assert set(declared.DEFAULT_KINDS) == {"training", "inference"}
+
+
+def test_a_module_missing_a_member_does_not_conform() -> None:
+    """The check of a face can fail: a module without `tolerations_added` is not a backend."""
+    import types
+
+    partial = types.ModuleType("partial")
+    vars(partial).update({m: getattr(scheduler("volcano"), m) for m in _members(SchedulerBackend)})
+    assert isinstance(partial, SchedulerBackend)
+    del partial.tolerations_added
+    assert not isinstance(partial, SchedulerBackend)
+    assert not _conforms(("not a reference",), typing.get_type_hints(SchedulerBackend)["REFERENCES"])
 
 
 def test_backend_rules_join_the_catalogue_in_a_range_of_their_own() -> None:
@@ -63,7 +116,7 @@ def test_shared_code_names_no_backend() -> None:
     backends = PACKAGE / "backends"
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
-        if (path.parent.parent == backends and path.parent.name in SCHEDULERS) or path == backends / "__init__.py":
+        if (path.parent.parent == backends and path.parent.name in SCHEDULERS) or path == PACKAGE / "registry.py":
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if names.search(line):
@@ -84,7 +137,7 @@ def test_only_the_selected_backend_is_imported(name: str) -> None:
     for other, package in SCHEDULERS.items():
         mine = [m for m in loaded if m.startswith(package + ".")]
         if other == name:
-            assert f"{package}.backend" in mine
+            assert {f"{package}.backend", f"{package}.rules"} <= set(mine)
         else:
             assert set(mine) <= {f"{package}.settings", f"{package}.codes"}, (other, mine)
 
@@ -128,7 +181,7 @@ def test_the_json_schema_accepts_each_backend_and_refuses_foreign_settings() -> 
     import jsonschema
     from ruamel.yaml import YAML
 
-    from policyc.model import json_schema
+    from policyc.language.model import json_schema
 
     validator = jsonschema.Draft202012Validator(json_schema())
     base = YAML(typ="safe").load(POLICIES / "minimal.yaml")
@@ -143,8 +196,7 @@ def test_the_json_schema_accepts_each_backend_and_refuses_foreign_settings() -> 
 
 def test_the_registry_is_the_only_list_of_backends() -> None:
     """The default backend is the first registered; its settings model is what an omitted scheduler gives."""
-    from policyc.model.policy import Spec
+    from policyc.language.model.policy import Spec
 
     default = Spec.model_fields["scheduler"].default_factory()
     assert default.backend == next(iter(SCHEDULERS))
-    assert Path(sys.modules["policyc.backends"].__file__).name == "__init__.py"

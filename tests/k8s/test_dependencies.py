@@ -1,5 +1,5 @@
 """What an object needs created before it (`policyc.k8s.dependencies`), on hand-made objects, and the orders
-`policyc.backends.argocd` derives from it. The shipped trees are checked against kustomize's and Argo CD's own
+`policyc.output.argocd` derives from it. The shipped trees are checked against kustomize's and Argo CD's own
 orders in tests/test_apply_order.py."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from policyc.artifacts import Artifact, Manifest
-from policyc.backends import argocd
 from policyc.k8s.dependencies import REFERENCES, Reference, depths, needs
+from policyc.output import argocd
 
 QUEUE = ("example.com", "Queue")
 PARENT = Reference(QUEUE, ("spec", "parent"), QUEUE)

@@ -9,7 +9,6 @@ from fractions import Fraction
 from policyc.artifacts import Artifact, Manifest
 from policyc.backends import workloads
 from policyc.backends.binding import Binding
-from policyc.backends.interface import Check
 from policyc.backends.kai import settings
 from policyc.checks import queue_tree
 from policyc.ir import Cluster, Resources, Tenant, Workload
@@ -42,12 +41,6 @@ MILLI_PER_CPU = 1000
 BYTES_PER_MB = 10**6
 
 _ZERO = Quantity.from_value(0)
-
-
-def checks() -> tuple[Check, ...]:
-    from policyc.backends.kai import rules
-
-    return (rules.check,)
 
 
 def emit(cluster: Cluster) -> list[Artifact]:

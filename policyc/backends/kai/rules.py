@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 from policyc.backends.kai import backend as kai
 from policyc.checks import queue_tree, queues
-from policyc.contract import pod_resources
 from policyc.diagnostics import Diagnostic, diag, listing
 from policyc.ir import Cluster, Workload
 from policyc.k8s.quantity import Quantity
+from policyc.pods import pod_resources
 
 KAI_DEFAULT_CLASSES = {"Deployment": ("inference", 125)}
 """KAI's priority class for a workload whose pods name none (when the cluster has no globalDefault class), by
@@ -151,3 +151,7 @@ def _gpu_resource(cluster: Cluster) -> Iterator[Diagnostic]:
             if at == ("spec", "gpuResource")
             else "KAI's queues do not hold this pool's accelerators: quota them per namespace (tenants[].quota)",
         )
+
+
+CHECKS = (check,)
+"""The rules face (`policyc.backends.interface.RulesFace`): run only for policies that select KAI."""

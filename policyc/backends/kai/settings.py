@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from policyc.model.base import SchedulerSettings
+from policyc.language.model.base import SchedulerSettings
 
 TITLE = "KAI"
 WORKLOAD_KINDS = ("Job", "Deployment", "PyTorchJob")

@@ -27,18 +27,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from policyc import yaml_emitter
 from policyc.artifacts import Artifact, Manifest
 from policyc.backends import workloads
 from policyc.backends.binding import Binding
-from policyc.backends.interface import Check
 from policyc.backends.kueue import settings
-from policyc.contract import usages
 from policyc.diagnostics import Path
 from policyc.ir import Cluster, Pool, Resources, Taint, Tenant, Workload, once_per_build
 from policyc.k8s.dependencies import Reference
 from policyc.k8s.objects import metadata
 from policyc.k8s.quantity import Quantity
+from policyc.output import yaml_emitter
+from policyc.pods import usages
 
 NAME = "kueue"
 KINDS = {name: workloads.KINDS[name] for name in settings.WORKLOAD_KINDS}
@@ -115,12 +114,6 @@ class Flavor:
     @property
     def pool_names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.pools)
-
-
-def checks() -> tuple[Check, ...]:
-    from policyc.backends.kueue import rules
-
-    return (rules.check,)
 
 
 def emit(cluster: Cluster) -> list[Artifact]:

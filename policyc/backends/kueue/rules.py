@@ -5,7 +5,7 @@ flavor's group of pools, flavors a preferred-placement workload must not get, ga
 and Kueue's own rules on what the backend generates (resource groups, limits only inside a cohort, the controller
 Configuration and the kube-scheduler profile), which only a policyc bug can break.
 
-A flavor is the pools of one GPU tier and one usage (`policyc.backends.kueue.Flavor`)."""
+A flavor is the pools of one GPU tier and one usage (`policyc.backends.kueue.backend.Flavor`)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from policyc.backends.kueue import backend as kueue
 from policyc.backends.kueue import conf as kueue_conf
 from policyc.backends.kueue import kube_scheduler_conf
-from policyc.checks import capacity, queues
-from policyc.contract import usages
+from policyc.checks import cluster_capacity, queues
 from policyc.diagnostics import Diagnostic, diag, listing
 from policyc.ir import Cluster, Pool
 from policyc.k8s.quantity import Quantity
+from policyc.pods import usages
 
 _BUG = "this is a policyc bug; please report it"
 
@@ -167,7 +167,7 @@ def _nominal_within_flavors(cluster: Cluster) -> Iterator[Diagnostic]:
         return
     quotas = kueue.nominal_quotas(cluster)
     by_name = {t.name: t for t in cluster.tenants}
-    reported = capacity.unkeepable(cluster)  # guarantees no split can hold: one error, by the capacity check
+    reported = cluster_capacity.unkeepable(cluster)  # guarantees no split can hold: one error, by the capacity check
     for f in kueue.all_flavors(cluster):
         for resource, available in kueue.flavor_capacity(cluster, f).items():
             if resource in reported:
@@ -294,3 +294,7 @@ def resource_group_problems(spec: dict, *, borrowing_allowed: bool) -> list[str]
                 if "lendingLimit" in r and Quantity.parse(r["lendingLimit"]) > Quantity.parse(r["nominalQuota"]):
                     out.append(f"flavor '{name}' {r['name']} lends more than its nominal quota")
     return out
+
+
+CHECKS = (check,)
+"""The rules face (`policyc.backends.interface.RulesFace`): run only for policies that select Kueue."""

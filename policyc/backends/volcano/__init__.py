@@ -1,2 +1,2 @@
-"""The Volcano scheduler backend (`backend`: its objects and checks; `settings`; `codes`; `conf`: the strict model of
-volcano-scheduler.conf; `rules`, `queue_tree`: Volcano's rules on a policy)."""
+"""The Volcano scheduler backend (`backend`: its objects; `settings`; `codes`; `rules`: Volcano's rules on a policy;
+`conf`: the strict model of volcano-scheduler.conf; `capacity`: which competing jobs Volcano runs)."""

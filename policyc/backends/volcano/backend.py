@@ -1,5 +1,5 @@
 """The Volcano backend: a Queue per tenant and the scheduler ConfigMap (`conf`: the strict model of
-volcano-scheduler.conf; `checks`: Volcano's rules on the policy).
+volcano-scheduler.conf; `rules`: Volcano's rules on the policy).
 
 Facts from Volcano (v1.15): Queues are `scheduling.volcano.sh/v1beta1`, guarantees live under
 `guarantee.resource`, and the admission webhook demands `deserved >= guarantee` for every guaranteed
@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import copy
 
-from policyc import yaml_emitter
 from policyc.artifacts import Artifact, Manifest
 from policyc.backends import workloads
 from policyc.backends.binding import Binding
-from policyc.backends.interface import Check
 from policyc.backends.volcano import settings
 from policyc.ir import Cluster, Tenant, Workload
 from policyc.k8s.dependencies import Reference
 from policyc.k8s.objects import metadata, resource_list
+from policyc.output import yaml_emitter
 
 NAME = "volcano"
 QUEUE_GROUP = "scheduling.volcano.sh"
@@ -75,12 +74,6 @@ KINDS = {
     }[name]
     for name in settings.WORKLOAD_KINDS
 }
-
-
-def checks() -> tuple[Check, ...]:
-    from policyc.backends.volcano import rules
-
-    return rules.reserved_queue_names, rules.check
 
 
 def emit(cluster: Cluster) -> list[Artifact]:

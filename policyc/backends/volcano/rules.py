@@ -175,3 +175,7 @@ def reserved_queue_names(cluster: Cluster) -> Iterator[Diagnostic]:
                 (*t.path, "name"),
                 hint="give the tenant another name",
             )
+
+
+CHECKS = (reserved_queue_names, check)
+"""The rules face (`policyc.backends.interface.RulesFace`): run only for policies that select Volcano."""

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, WithJsonSchema
 
-from policyc.model.base import SchedulerSettings
+from policyc.language.model.base import SchedulerSettings
 
 TITLE = "Volcano"
 WORKLOAD_KINDS = ("VolcanoJob", "Job", "Deployment", "PyTorchJob")

@@ -10,7 +10,7 @@ from policyc.backends.kai import backend as kai
 from policyc.backends.kai import rules as kai_rules
 from policyc.backends.workloads import pod_templates
 from policyc.compiler import compile_file, compile_text
-from policyc.crd_schemas import crd_schema
+from policyc.k8s.crd_schemas import crd_schema
 from policyc.k8s.quantity import Quantity
 from tests.conftest import POLICIES
 
@@ -263,7 +263,7 @@ def test_workloads_join_by_queue_label_on_the_top_owner_and_scheduler_name(ai_pr
     obj = m.obj
     assert obj["kind"] == kind
     assert obj["metadata"]["labels"]["kai.scheduler/queue"] == tenant
-    templates = pod_templates(ai_prod.cluster, obj)
+    templates = pod_templates(ai_prod.backend.KINDS, obj)
     assert len(templates) == pods
     for _, _, pod in templates:
         assert pod["spec"]["schedulerName"] == "kai-scheduler"

@@ -149,7 +149,7 @@ def test_templates_join_their_local_queue_and_the_scheduler_profile(ai_prod) -> 
     assert (job["apiVersion"], job["kind"]) == ("batch/v1", "Job")
     assert job["metadata"]["labels"][kueue.QUEUE_LABEL] == "team-a"
     assert job["spec"]["suspend"] is True
-    [(_, _, pod)] = pod_templates(ai_prod.cluster, job)
+    [(_, _, pod)] = pod_templates(ai_prod.backend.KINDS, job)
     assert pod["spec"]["schedulerName"] == "gpu-binpack"
     assert pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     local = _objects(ai_prod, "kueue/localqueues.yaml")

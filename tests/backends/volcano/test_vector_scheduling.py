@@ -95,7 +95,7 @@ def test_template_lands_where_the_placement_model_admits(case):
     namespace = obj["metadata"].get("namespace", "")
     pools = _observed_pools(case)
     assert pools, "no pod of the template was bound"
-    for role, _, template in workloads.pod_templates(compilation.cluster, obj):
+    for role, _, template in workloads.pod_templates(compilation.backend.KINDS, obj):
         pod = {**template, "metadata": {**(template.get("metadata") or {}), "namespace": namespace}}
         admitted = {target for target, ok, _ in placement_of(compilation.cluster, pod) if ok}
         assert pools <= admitted, f"{role}: the pods went to {sorted(pools - admitted)}, which the model refuses"
@@ -111,9 +111,9 @@ def test_template_gang_is_what_policyc_writes(case):
     written = vectors.emitted(case["tree"], obj["kind"])
     ours = next((o for o in written if o["metadata"]["name"] == obj["metadata"]["name"]), None)
     assert ours is not None, f"policyc no longer emits {obj['kind']} {obj['metadata']['name']} for {case['tree']}"
-    cluster = vectors.compiled(case["tree"]).cluster
-    pods = [(role, replicas, t["spec"]) for role, replicas, t in workloads.pod_templates(cluster, obj)]
-    assert pods == [(role, replicas, t["spec"]) for role, replicas, t in workloads.pod_templates(cluster, ours)], (
+    kinds = vectors.compiled(case["tree"]).backend.KINDS
+    pods = [(role, replicas, t["spec"]) for role, replicas, t in workloads.pod_templates(kinds, obj)]
+    assert pods == [(role, replicas, t["spec"]) for role, replicas, t in workloads.pod_templates(kinds, ours)], (
         "the recorded template's pods are no longer what policyc emits"
     )
     if "outcome" in observed:
