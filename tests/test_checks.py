@@ -80,3 +80,18 @@ def test_the_policy_language_names_exactly_the_kinds_policyc_templates() -> None
     policy_model()  # builds workloads[].kind from the registry
     [kinds] = [t for t in get_args(Workload.model_fields["kind"].annotation) if t is not type(None)]
     assert set(get_args(kinds)) == {k for name in SCHEDULERS for k in settings(name).WORKLOAD_KINDS}
+
+
+def test_a_mistake_that_leaves_nothing_out_hides_no_total(compile_text) -> None:
+    """A reserved domain (PC412), an unsupported version (PC105) or a reserved label (PC207) leaves no item out of
+    the cluster: the totals stay trustworthy, and a guarantee above them is reported beside it (p1 2 x 8 + p2 4 =
+    20 GPUs, 21 guaranteed)."""
+    tenant = "    - {name: ml, namespaces: [ml], queue: {guarantee: {gpu: 21}}}\n"
+    for mistake, code in (
+        (("domain: ai.example.com", "domain: gpu.kubernetes.io"), "PC412"),
+        (('kubernetesVersion: "1.33"', 'kubernetesVersion: "1.21"'), "PC105"),
+        (("usage: hybrid,", "usage: hybrid, labels: {nvidia.com/mig.config: x},"), "PC207"),
+    ):
+        result = compile_text((POLICY + tenant).replace(*mistake))
+        assert result.cluster.complete
+        assert codes(result) == sorted([code, "PC414"]), (code, [d.message for d in result.report.diagnostics])

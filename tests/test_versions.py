@@ -9,7 +9,7 @@ import pytest
 
 from policyc.compiler import Compilation, compile_text
 from policyc.k8s import versions
-from policyc.resolve import supported_kubernetes_versions
+from policyc.proof.schemas import supported_kubernetes_versions
 from tests.conftest import REPO
 
 SUPPORTED = supported_kubernetes_versions()

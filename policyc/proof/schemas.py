@@ -37,11 +37,26 @@ class UnknownKind(LookupError):
     pass
 
 
-def _schema_root(version: str) -> FsPath:
+def _schemas() -> FsPath | None:
+    """kubernetes-validate's folder of schemas, one folder per Kubernetes version (found without importing it: it is
+    slow); None when it is not installed."""
     spec = importlib.util.find_spec("kubernetes_validate")
-    assert spec is not None and spec.submodule_search_locations, "kubernetes-validate is not installed"
-    root = FsPath(next(iter(spec.submodule_search_locations))) / "kubernetes-json-schema"
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return FsPath(next(iter(spec.submodule_search_locations))) / "kubernetes-json-schema"
+
+
+def _schema_root(version: str) -> FsPath:
+    root = _schemas()
+    assert root is not None, "kubernetes-validate is not installed"
     return root / f"v{version}.0-local-strict"
+
+
+def supported_kubernetes_versions() -> list[str]:
+    """Minor versions with strict schemas in kubernetes-validate, oldest first."""
+    root = _schemas()
+    versions = {d.name[1:].rsplit(".", 1)[0] for d in root.glob("v*-local-strict")} if root and root.is_dir() else set()
+    return sorted(versions, key=lambda v: tuple(int(x) for x in v.split(".")))
 
 
 _DEFINITIONS_URI = "file:///_definitions.json"
