@@ -169,24 +169,37 @@ def _metric(metric: Mapping[str, Any], field: str) -> list[FieldError]:
     if source is None:
         return [FieldError(REQUIRED, f"{field}.{expected}", "must populate information for the given metric source"),
                 *errors]  # fmt: skip
-    at, target = f"{field}.{expected}", source.get("target") or {}
+    at = f"{field}.{expected}"
     if kind in ("Resource", "ContainerResource"):
-        if not source.get("name"):
-            errors.append(FieldError(REQUIRED, f"{at}.name", "must specify a resource name"))
-        if kind == "ContainerResource" and not source.get("container"):
-            errors.append(FieldError(REQUIRED, f"{at}.container", "must specify a container"))
-        errors += _target(target, f"{at}.target")
-        has = [k for k in ("averageUtilization", "averageValue") if target.get(k) is not None]
-        if not has:
-            errors.append(FieldError(REQUIRED, f"{at}.target.averageUtilization",
-                                     "must set either a target raw value or a target utilization"))  # fmt: skip
-        elif len(has) == 2:
-            errors.append(FieldError(FORBIDDEN, f"{at}.target.averageValue",
-                                     "may not set both a target raw value and a target utilization"))  # fmt: skip
-        return errors
+        return errors + _resource_source(kind, source, at)
+    return errors + _metric_source(kind, source, at)
+
+
+def _resource_source(kind: str, source: Mapping[str, Any], at: str) -> list[FieldError]:
+    """A Resource or ContainerResource metric's source: a resource (of a container), a utilization or a value."""
+    errors: list[FieldError] = []
+    target = source.get("target") or {}
+    if not source.get("name"):
+        errors.append(FieldError(REQUIRED, f"{at}.name", "must specify a resource name"))
+    if kind == "ContainerResource" and not source.get("container"):
+        errors.append(FieldError(REQUIRED, f"{at}.container", "must specify a container"))
+    errors += _target(target, f"{at}.target")
+    has = [k for k in ("averageUtilization", "averageValue") if target.get(k) is not None]
+    if not has:
+        errors.append(FieldError(REQUIRED, f"{at}.target.averageUtilization",
+                                 "must set either a target raw value or a target utilization"))  # fmt: skip
+    elif len(has) == 2:
+        errors.append(FieldError(FORBIDDEN, f"{at}.target.averageValue",
+                                 "may not set both a target raw value and a target utilization"))  # fmt: skip
+    return errors
+
+
+def _metric_source(kind: str, source: Mapping[str, Any], at: str) -> list[FieldError]:
+    """A Pods, Object or External metric's source: a named metric (of an object) and its target."""
+    target = source.get("target") or {}
     metric_name = (source.get("metric") or {}).get("name") or ""
-    errors += (_path_segment(metric_name, f"{at}.metric.name") if metric_name
-               else [FieldError(REQUIRED, f"{at}.metric.name", "must specify a metric name")])  # fmt: skip
+    errors = (_path_segment(metric_name, f"{at}.metric.name") if metric_name
+              else [FieldError(REQUIRED, f"{at}.metric.name", "must specify a metric name")])  # fmt: skip
     errors += _target(target, f"{at}.target")
     if kind == "Pods" and target.get("averageValue") is None:
         errors.append(FieldError(REQUIRED, f"{at}.target.averageValue", "must specify a positive target averageValue"))

@@ -99,59 +99,69 @@ def _tenant(cluster: Cluster, t: Tenant) -> list[Manifest]:
                 (t.path,),
             )
         )
-        if t.quota is not None and t.quota.hard:
-            quota = quota_object(QUOTA_NAME, t.quota)
-            quota["metadata"] = metadata(QUOTA_NAME, cluster.name, namespace=ns, labels=tenant_label)
-            out.append(Manifest(quota, ((*t.path, "quota"),)))
-        for cls, hard in t.quota.per_class.items() if t.quota is not None else ():
-            scoped = {
+        out += _quotas(cluster, t, ns, tenant_label)
+        if t.limit_range is not None:
+            out.append(_limit_range(cluster, t, ns, tenant_label))
+    return out + _claim_templates(cluster, t)
+
+
+def _quotas(cluster: Cluster, t: Tenant, ns: str, tenant_label: dict[str, str]) -> list[Manifest]:
+    """The tenant's ResourceQuotas in namespace `ns`: its quota, one per priority class it scopes, and the one that
+    admits no pod of a class it may not use."""
+    out = []
+    if t.quota is not None and t.quota.hard:
+        quota = quota_object(QUOTA_NAME, t.quota)
+        quota["metadata"] = metadata(QUOTA_NAME, cluster.name, namespace=ns, labels=tenant_label)
+        out.append(Manifest(quota, ((*t.path, "quota"),)))
+    for cls, hard in t.quota.per_class.items() if t.quota is not None else ():
+        scoped = {
+            "apiVersion": "v1",
+            "kind": "ResourceQuota",
+            "metadata": metadata(f"{CLASS_QUOTA_PREFIX}{cls}", cluster.name, namespace=ns, labels=tenant_label),
+            "spec": {
+                "hard": resource_list(hard),
+                "scopeSelector": {
+                    "matchExpressions": [{"scopeName": "PriorityClass", "operator": "In", "values": [cls]}]
+                },
+            },
+        }
+        out.append(Manifest(scoped, ((*t.path, "quota", "perPriorityClass", cls),)))
+    out.append(
+        Manifest(
+            {
                 "apiVersion": "v1",
                 "kind": "ResourceQuota",
-                "metadata": metadata(f"{CLASS_QUOTA_PREFIX}{cls}", cluster.name, namespace=ns, labels=tenant_label),
+                "metadata": metadata(FORBIDDEN_PRIORITIES_QUOTA_NAME, cluster.name, namespace=ns, labels=tenant_label),
                 "spec": {
-                    "hard": resource_list(hard),
-                    "scopeSelector": {
-                        "matchExpressions": [{"scopeName": "PriorityClass", "operator": "In", "values": [cls]}]
-                    },
+                    "hard": {"pods": "0"},
+                    "scopeSelector": {"matchExpressions": _forbidden_scope(cluster, t)},
                 },
-            }
-            out.append(Manifest(scoped, ((*t.path, "quota", "perPriorityClass", cls),)))
-        out.append(
-            Manifest(
-                {
-                    "apiVersion": "v1",
-                    "kind": "ResourceQuota",
-                    "metadata": metadata(
-                        FORBIDDEN_PRIORITIES_QUOTA_NAME, cluster.name, namespace=ns, labels=tenant_label
-                    ),
-                    "spec": {
-                        "hard": {"pods": "0"},
-                        "scopeSelector": {"matchExpressions": _forbidden_scope(cluster, t)},
-                    },
-                },
-                ((*t.path, "priorityClasses") if t.allowed_priority_classes is not None else t.path,),
-            )
+            },
+            ((*t.path, "priorityClasses") if t.allowed_priority_classes is not None else t.path,),
         )
-        if t.limit_range is not None:
-            lr = t.limit_range
-            limit: dict = {"type": "Container"}
-            for key, resources in (
-                ("default", lr.default),
-                ("defaultRequest", lr.default_request),
-                ("max", lr.max),
-                ("min", lr.min),
-            ):
-                if resources:
-                    limit[key] = resource_list(resources)
-            out.append(
-                Manifest(
-                    {
-                        "apiVersion": "v1",
-                        "kind": "LimitRange",
-                        "metadata": metadata(LIMIT_RANGE_NAME, cluster.name, namespace=ns, labels=tenant_label),
-                        "spec": {"limits": [limit]},
-                    },
-                    ((*t.path, "limitRange"),),
-                )
-            )
-    return out + _claim_templates(cluster, t)
+    )
+    return out
+
+
+def _limit_range(cluster: Cluster, t: Tenant, ns: str, tenant_label: dict[str, str]) -> Manifest:
+    """The tenant's LimitRange in namespace `ns`."""
+    lr = t.limit_range
+    assert lr is not None
+    limit: dict = {"type": "Container"}
+    for key, resources in (
+        ("default", lr.default),
+        ("defaultRequest", lr.default_request),
+        ("max", lr.max),
+        ("min", lr.min),
+    ):
+        if resources:
+            limit[key] = resource_list(resources)
+    return Manifest(
+        {
+            "apiVersion": "v1",
+            "kind": "LimitRange",
+            "metadata": metadata(LIMIT_RANGE_NAME, cluster.name, namespace=ns, labels=tenant_label),
+            "spec": {"limits": [limit]},
+        },
+        ((*t.path, "limitRange"),),
+    )

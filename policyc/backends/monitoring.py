@@ -23,7 +23,6 @@ Defaults and facts (the model's fields carry them too):
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from decimal import Decimal
 
 from policyc.artifacts import Artifact, Manifest
@@ -127,128 +126,150 @@ def emit(cluster: Cluster) -> list[Artifact]:
 
 
 def _pool_rules(cluster: Cluster, monitoring: Monitoring, pool: Pool) -> list[dict]:
+    alerts = _PoolAlerts(cluster, monitoring, pool)
     t: AlertThresholds = monitoring.thresholds[pool.name]
-    sel = f'{monitoring.node_label}=~"{node_regex(pool.nodes)}"'
-    where = f"GPU {{{{ $labels.gpu }}}} on node {{{{ $labels.{monitoring.node_label} }}}} of pool {pool.name}"
-    card = pool.product
-    rules = []
-
-    def rule(alert: str, expr: str, summary: str, description: str, pending: str | None = monitoring.for_) -> None:
-        out: dict = {"alert": alert, "expr": expr}
-        if pending is not None and duration_ms(pending):
-            out["for"] = pending
-        out["labels"] = {"policyc": cluster.name, "pool": pool.name, "severity": SEVERITY[alert]}
-        out["annotations"] = {"description": description, "summary": summary}
-        rules.append(out)
-
-    held = f" for {monitoring.for_}" if duration_ms(monitoring.for_) else ""
-    if t.gpu_temperature is not None:
-        rule(
-            "GpuTemperatureHigh",
-            f"DCGM_FI_DEV_GPU_TEMP{{{sel}}} > {t.gpu_temperature}",
-            f"GPU hotter than {t.gpu_temperature} °C in pool {pool.name}",
-            f"{where} is at {{{{ $value }}}} °C, above the pool's threshold of {t.gpu_temperature} °C{held}.",
-        )
-    if t.memory_temperature is not None:
-        rule(
-            "GpuMemoryTemperatureHigh",
-            f"DCGM_FI_DEV_MEMORY_TEMP{{{sel}}} > {t.memory_temperature}",
-            f"GPU memory hotter than {t.memory_temperature} °C in pool {pool.name}",
-            f"The memory of {where} is at {{{{ $value }}}} °C, above the pool's threshold of "
-            f"{t.memory_temperature} °C{held}.",
-        )
+    alerts.temperatures(t)
     if t.memory_used is not None:
-        fraction = Decimal(str(t.memory_used))
-        rule(
+        alerts.memory_used(Decimal(str(t.memory_used)))
+    power = rated_power(pool.product, monitoring)
+    if t.power is not None and power is not None:
+        alerts.power(Decimal(str(t.power)), *power)
+    utilisation = utilisation_metric(pool, monitoring)
+    if t.low_utilisation is not None and utilisation is not None:
+        alerts.low_utilisation(*t.low_utilisation, *utilisation)
+    enabled = enabled_fields(monitoring.counters, monitoring.extra_counters)
+    if t.xid_errors:
+        alerts.xid_errors(enabled)
+    if t.ecc_or_remap:
+        alerts.memory_errors(enabled)
+    return alerts.rules
+
+
+class _PoolAlerts:
+    """The alert rules of one pool, in the order they are added."""
+
+    def __init__(self, cluster: Cluster, monitoring: Monitoring, pool: Pool):
+        self.cluster, self.monitoring, self.pool = cluster, monitoring, pool
+        self.sel = f'{monitoring.node_label}=~"{node_regex(pool.nodes)}"'
+        self.where = f"GPU {{{{ $labels.gpu }}}} on node {{{{ $labels.{monitoring.node_label} }}}} of pool {pool.name}"
+        self.held = f" for {monitoring.for_}" if duration_ms(monitoring.for_) else ""
+        self.rules: list[dict] = []
+
+    def rule(self, alert: str, expr: str, summary: str, description: str, *, pending: bool = True) -> None:
+        """A rule; `pending`: it fires once its condition has held for the policy's `for` (else at once)."""
+        out: dict = {"alert": alert, "expr": expr}
+        if pending and duration_ms(self.monitoring.for_):
+            out["for"] = self.monitoring.for_
+        out["labels"] = {"policyc": self.cluster.name, "pool": self.pool.name, "severity": SEVERITY[alert]}
+        out["annotations"] = {"description": description, "summary": summary}
+        self.rules.append(out)
+
+    def temperatures(self, t: AlertThresholds) -> None:
+        sel, where, name, held = self.sel, self.where, self.pool.name, self.held
+        if t.gpu_temperature is not None:
+            self.rule(
+                "GpuTemperatureHigh",
+                f"DCGM_FI_DEV_GPU_TEMP{{{sel}}} > {t.gpu_temperature}",
+                f"GPU hotter than {t.gpu_temperature} °C in pool {name}",
+                f"{where} is at {{{{ $value }}}} °C, above the pool's threshold of {t.gpu_temperature} °C{held}.",
+            )
+        if t.memory_temperature is not None:
+            self.rule(
+                "GpuMemoryTemperatureHigh",
+                f"DCGM_FI_DEV_MEMORY_TEMP{{{sel}}} > {t.memory_temperature}",
+                f"GPU memory hotter than {t.memory_temperature} °C in pool {name}",
+                f"The memory of {where} is at {{{{ $value }}}} °C, above the pool's threshold of "
+                f"{t.memory_temperature} °C{held}.",
+            )
+
+    def memory_used(self, fraction: Decimal) -> None:
+        sel = self.sel
+        self.rule(
             "GpuMemoryAlmostFull",
             f"DCGM_FI_DEV_FB_USED{{{sel}}} / (DCGM_FI_DEV_FB_USED{{{sel}}} + DCGM_FI_DEV_FB_FREE{{{sel}}}) "
             f"> {number(fraction)}",
-            f"GPU memory above {number(fraction * 100)}% in pool {pool.name}",
-            f"{where} uses {{{{ $value | humanizePercentage }}}} of its memory, above the pool's threshold of "
-            f"{number(fraction * 100)}%{_of_memory(fraction, pool)}{held}.",
+            f"GPU memory above {number(fraction * 100)}% in pool {self.pool.name}",
+            f"{self.where} uses {{{{ $value | humanizePercentage }}}} of its memory, above the pool's threshold of "
+            f"{number(fraction * 100)}%{_of_memory(fraction, self.pool)}{self.held}.",
         )
-    power = rated_power(card, monitoring)
-    if t.power is not None and power is not None:
-        watts, source = power
-        fraction = Decimal(str(t.power))
+
+    def power(self, fraction: Decimal, watts: Decimal, source: str) -> None:
+        """Above `fraction` of the card's rated `watts` (stated by `source`)."""
         limit = fraction * watts
-        rule(
+        self.rule(
             "GpuPowerHigh",
-            f"DCGM_FI_DEV_POWER_USAGE{{{sel}}} > {number(limit)}",
-            f"GPU drawing more than {number(limit)} W in pool {pool.name}",
-            f"{where} draws {{{{ $value | humanize }}}} W, above {number(limit)} W: {number(fraction * 100)}% of "
-            f"the {card}'s rated {number(watts)} W ({source}){held}.",
+            f"DCGM_FI_DEV_POWER_USAGE{{{self.sel}}} > {number(limit)}",
+            f"GPU drawing more than {number(limit)} W in pool {self.pool.name}",
+            f"{self.where} draws {{{{ $value | humanize }}}} W, above {number(limit)} W: {number(fraction * 100)}% of "
+            f"the {self.pool.product}'s rated {number(watts)} W ({source}){self.held}.",
         )
-    utilisation = utilisation_metric(pool, monitoring)
-    if t.low_utilisation is not None and utilisation is not None:
-        below, window = t.low_utilisation
-        metric, full = utilisation
+
+    def low_utilisation(self, below: float, window: str, metric: str, full: Decimal) -> None:
+        """Below `below` % of `metric` (`full` at 100 %) on average over `window`."""
         limit = Decimal(str(below)) / 100 * full
         shown = "{{ $value | humanize }}%" if full == 100 else "{{ $value | humanizePercentage }}"
-        rule(
+        self.rule(
             "GpuUnderutilised",
-            f"avg_over_time({metric}{{{sel}}}[{window}]) < {number(limit)}",
-            f"GPU idle over {window} in pool {pool.name}",
-            f"{where} averaged {shown} utilisation ({metric}) over {window}, below the pool's threshold of "
+            f"avg_over_time({metric}{{{self.sel}}}[{window}]) < {number(limit)}",
+            f"GPU idle over {window} in pool {self.pool.name}",
+            f"{self.where} averaged {shown} utilisation ({metric}) over {window}, below the pool's threshold of "
             f"{number(Decimal(str(below)))}%.",
         )
-    if t.xid_errors:
-        enabled = enabled_fields(monitoring.counters, monitoring.extra_counters)
+
+    def xid_errors(self, enabled: dict[str, str]) -> None:
+        sel, where, name = self.sel, self.where, self.pool.name
         if XID_COUNT in enabled:
-            rule(
+            self.rule(
                 "GpuXidError",
                 f"{XID_COUNT}{{{sel}}} > 0",
-                f"XID errors in pool {pool.name}",
+                f"XID errors in pool {name}",
                 f"{where} reported {{{{ $value }}}} XID {{{{ $labels.xid }}}} error(s) in the exporter's window.",
-                pending=None,
+                pending=False,
             )
         else:
-            rule(
+            self.rule(
                 "GpuXidError",
                 f"{XID}{{{sel}}} != 0",
-                f"XID error in pool {pool.name}",
+                f"XID error in pool {name}",
                 f"{where} reported XID {{{{ $value }}}}. {XID} holds the last XID until the exporter restarts, "
                 "so this alert fires until then.",
-                pending=None,
+                pending=False,
             )
-    if t.ecc_or_remap:
-        _memory_error_rules(rule, sel, where, pool.name, enabled_fields(monitoring.counters, monitoring.extra_counters))
-    return rules
 
-
-def _memory_error_rules(rule: Callable[..., None], sel: str, where: str, pool: str, enabled: dict[str, str]) -> None:
-    rule(
-        "GpuRowRemapFailed",
-        f"DCGM_FI_DEV_ROW_REMAP_FAILURE{{{sel}}} > 0",
-        f"GPU row remapping failed in pool {pool}",
-        f"{where} failed to remap a memory row (DCGM_FI_DEV_ROW_REMAP_FAILURE): drain the node and follow NVIDIA's "
-        "memory error recovery for the card.",
-        pending=None,
-    )
-    rule(
-        "GpuRowsRemappedUncorrectable",
-        f"increase(DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS{{{sel}}}[{COUNTER_WINDOW}]) > 0",
-        f"GPU rows remapped after uncorrectable errors in pool {pool}",
-        f"{where} remapped memory rows after uncorrectable errors in the last {COUNTER_WINDOW}: the remap takes "
-        "effect at the GPU's next reset.",
-        pending=None,
-    )
-    if "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL" in enabled:
-        rule(
-            "GpuEccDoubleBitErrors",
-            f"increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{{{sel}}}[{COUNTER_WINDOW}]) > 0",
-            f"GPU double-bit ECC errors in pool {pool}",
-            f"{where} had double-bit (uncorrectable) ECC errors in the last {COUNTER_WINDOW}.",
-            pending=None,
+    def memory_errors(self, enabled: dict[str, str]) -> None:
+        sel, where, pool = self.sel, self.where, self.pool.name
+        self.rule(
+            "GpuRowRemapFailed",
+            f"DCGM_FI_DEV_ROW_REMAP_FAILURE{{{sel}}} > 0",
+            f"GPU row remapping failed in pool {pool}",
+            f"{where} failed to remap a memory row (DCGM_FI_DEV_ROW_REMAP_FAILURE): drain the node and follow "
+            "NVIDIA's memory error recovery for the card.",
+            pending=False,
         )
-    if "DCGM_FI_DEV_RETIRED_DBE" in enabled:
-        rule(
-            "GpuPagesRetiredDoubleBit",
-            f"increase(DCGM_FI_DEV_RETIRED_DBE{{{sel}}}[{COUNTER_WINDOW}]) > 0",
-            f"GPU memory pages retired after double-bit errors in pool {pool}",
-            f"{where} retired memory pages after double-bit errors in the last {COUNTER_WINDOW}.",
-            pending=None,
+        self.rule(
+            "GpuRowsRemappedUncorrectable",
+            f"increase(DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS{{{sel}}}[{COUNTER_WINDOW}]) > 0",
+            f"GPU rows remapped after uncorrectable errors in pool {pool}",
+            f"{where} remapped memory rows after uncorrectable errors in the last {COUNTER_WINDOW}: the remap takes "
+            "effect at the GPU's next reset.",
+            pending=False,
         )
+        if "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL" in enabled:
+            self.rule(
+                "GpuEccDoubleBitErrors",
+                f"increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{{{sel}}}[{COUNTER_WINDOW}]) > 0",
+                f"GPU double-bit ECC errors in pool {pool}",
+                f"{where} had double-bit (uncorrectable) ECC errors in the last {COUNTER_WINDOW}.",
+                pending=False,
+            )
+        if "DCGM_FI_DEV_RETIRED_DBE" in enabled:
+            self.rule(
+                "GpuPagesRetiredDoubleBit",
+                f"increase(DCGM_FI_DEV_RETIRED_DBE{{{sel}}}[{COUNTER_WINDOW}]) > 0",
+                f"GPU memory pages retired after double-bit errors in pool {pool}",
+                f"{where} retired memory pages after double-bit errors in the last {COUNTER_WINDOW}.",
+                pending=False,
+            )
 
 
 def _of_memory(fraction: Decimal, pool: Pool) -> str:

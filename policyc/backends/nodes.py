@@ -124,29 +124,10 @@ def _assoc(name: str, entries: dict[str, str]) -> str:
 def script(cluster: Cluster) -> str:
     domain = cluster.keys.domain + "/"
     managed_labels, managed_taints = domain + MANAGED_LABELS, domain + MANAGED_TAINTS
-    groups = [(p.name, p.labels, p.taints, p.product if p.discovered_product else None, p.nodes) for p in cluster.pools]
     discovered = [p for p in cluster.pools if p.discovered_product]
     product_keys = sorted({p.product_key for p in discovered}) or [GFD_PRODUCT]
     discovery = " or ".join(sorted({VENDORS[p.vendor].discovery for p in discovered})) or NVIDIA.discovery
-    if cluster.control_plane_nodes:
-        groups.append((CONTROL_PLANE, {}, (cluster.control_plane_taint,), None, cluster.control_plane_nodes))
-    labels, label_keys, taints, taint_ids, records, products, nodes = {}, {}, {}, {}, {}, {}, []
-    layouts = {p.name: _quote(p.labels[MIG_CONFIG]) for p in cluster.pools if MIG_CONFIG in p.labels}
-    for name, pool_labels, pool_taints, product, pool_nodes in groups:
-        ids = [f"{t.key}:{t.effect}" for t in pool_taints]
-        labels[name] = _quote_json_members(pool_labels)
-        label_keys[name] = _quote_words(list(pool_labels), padded=True)
-        taints[name] = _quote_words([str(t) for t in pool_taints])
-        taint_ids[name] = _quote_words(ids, padded=True)
-        records[name] = _quote_json_members(
-            {
-                managed_labels: [k for k in pool_labels if k.startswith(domain)],
-                managed_taints: [i for i in ids if i.startswith(domain)],
-            }
-        )
-        if product:
-            products[name] = _quote(product)
-        nodes.extend(f"{_quote(n)[1:-1]} {_quote(name)[1:-1]}" for n in pool_nodes)
+    tables, nodes = _node_groups(cluster, domain, managed_labels, managed_taints)
     return _TEMPLATE.format(
         policy=cluster.name,
         source=cluster.source,
@@ -157,18 +138,49 @@ def script(cluster: Cluster) -> str:
         product_test=" || ".join(f"$key == {k}" for k in product_keys),
         product_keys=" or ".join(product_keys),
         discovery=discovery,
-        labels=_assoc("LABELS", labels),
-        label_keys=_assoc("LABEL_KEYS", label_keys),
-        taints=_assoc("TAINTS", taints),
-        taint_ids=_assoc("TAINT_IDS", taint_ids),
-        records=_assoc("RECORD", records),
-        products=_assoc("GPU_PRODUCT", products),
-        layouts=_assoc("LAYOUT", layouts),
+        labels=_assoc("LABELS", tables["labels"]),
+        label_keys=_assoc("LABEL_KEYS", tables["label_keys"]),
+        taints=_assoc("TAINTS", tables["taints"]),
+        taint_ids=_assoc("TAINT_IDS", tables["taint_ids"]),
+        records=_assoc("RECORD", tables["records"]),
+        products=_assoc("GPU_PRODUCT", tables["products"]),
+        layouts=_assoc(
+            "LAYOUT", {p.name: _quote(p.labels[MIG_CONFIG]) for p in cluster.pools if MIG_CONFIG in p.labels}
+        ),
         mig_config=MIG_CONFIG,
         go_template=_go_template(_quote(managed_labels)[1:-1], _quote(managed_taints)[1:-1]),
         nodes="\n".join(nodes),
         count=len(nodes),
     )
+
+
+def _node_groups(
+    cluster: Cluster, domain: str, managed_labels: str, managed_taints: str
+) -> tuple[dict[str, dict[str, str]], list[str]]:
+    """The script's tables by group of nodes (each pool, and the control plane), quoted for bash: table -> group ->
+    entry; and its lines 'node group'."""
+    groups = [(p.name, p.labels, p.taints, p.product if p.discovered_product else None, p.nodes) for p in cluster.pools]
+    if cluster.control_plane_nodes:
+        groups.append((CONTROL_PLANE, {}, (cluster.control_plane_taint,), None, cluster.control_plane_nodes))
+    names = ("labels", "label_keys", "taints", "taint_ids", "records", "products")
+    tables: dict[str, dict[str, str]] = {table: {} for table in names}
+    nodes = []
+    for name, pool_labels, pool_taints, product, pool_nodes in groups:
+        ids = [f"{t.key}:{t.effect}" for t in pool_taints]
+        tables["labels"][name] = _quote_json_members(pool_labels)
+        tables["label_keys"][name] = _quote_words(list(pool_labels), padded=True)
+        tables["taints"][name] = _quote_words([str(t) for t in pool_taints])
+        tables["taint_ids"][name] = _quote_words(ids, padded=True)
+        tables["records"][name] = _quote_json_members(
+            {
+                managed_labels: [k for k in pool_labels if k.startswith(domain)],
+                managed_taints: [i for i in ids if i.startswith(domain)],
+            }
+        )
+        if product:
+            tables["products"][name] = _quote(product)
+        nodes.extend(f"{_quote(n)[1:-1]} {_quote(name)[1:-1]}" for n in pool_nodes)
+    return tables, nodes
 
 
 def _go_template(managed_labels: str, managed_taints: str) -> str:

@@ -27,7 +27,7 @@ from policyc.gpu.promql import (
     metric_uses,
     place,
 )
-from policyc.ir import AlertRule, Cluster, Monitoring
+from policyc.ir import AlertRule, Cluster, Monitoring, Pool
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:
@@ -158,26 +158,7 @@ def _settings(cluster: Cluster, monitoring: Monitoring) -> Iterator[Diagnostic]:
             base,
             hint="remove monitoring, or add your own rules under monitoring.extraRules",
         )
-    for pool in pools:
-        t = monitoring.thresholds[pool.name]
-        if t.power is not None and rated_power(pool.product, monitoring) is None:
-            yield diag(
-                "alert-not-generated",
-                f"pool '{pool.name}' gets no power alert: policyc does not know the rated power of the {pool.product}",
-                (*pool.path, "gpu", "product"),
-                hint=f"add it to monitoring.ratedPower ({pool.product}: <watts from its datasheet>), or set "
-                f"monitoring.pools.{pool.name}.power: false",
-            )
-        if t.low_utilisation is not None and utilisation_metric(pool, monitoring) is None:
-            yield diag(
-                "alert-not-generated",
-                f"pool '{pool.name}' gets no low-utilisation alert: the DCGM exporter "
-                "reports no DCGM_FI_DEV_GPU_UTIL for MIG devices, and its counter file does not enable "
-                "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
-                (*pool.path, "gpu", "mig"),
-                hint="set monitoring.counters: dcp-metrics-included (or add DCGM_FI_PROF_GR_ENGINE_ACTIVE: gauge "
-                f"to monitoring.extraCounters), or set monitoring.pools.{pool.name}.lowUtilisation: false",
-            )
+    yield from _alerts_not_generated(monitoring, pools)
     products = {p.product for p in pools}
     for product in monitoring.rated_power:
         if product not in products and cluster.complete:
@@ -209,3 +190,28 @@ def _settings(cluster: Cluster, monitoring: Monitoring) -> Iterator[Diagnostic]:
             (*base, "namespace"),
             hint="put them in the monitoring stack's namespace, e.g. monitoring",
         )
+
+
+def _alerts_not_generated(monitoring: Monitoring, pools: list[Pool]) -> Iterator[Diagnostic]:
+    """Thresholds of a pool that policyc cannot turn into an alert: a power limit of a card of unknown rated power, low
+    utilisation of MIG devices the exporter does not measure."""
+    for pool in pools:
+        t = monitoring.thresholds[pool.name]
+        if t.power is not None and rated_power(pool.product, monitoring) is None:
+            yield diag(
+                "alert-not-generated",
+                f"pool '{pool.name}' gets no power alert: policyc does not know the rated power of the {pool.product}",
+                (*pool.path, "gpu", "product"),
+                hint=f"add it to monitoring.ratedPower ({pool.product}: <watts from its datasheet>), or set "
+                f"monitoring.pools.{pool.name}.power: false",
+            )
+        if t.low_utilisation is not None and utilisation_metric(pool, monitoring) is None:
+            yield diag(
+                "alert-not-generated",
+                f"pool '{pool.name}' gets no low-utilisation alert: the DCGM exporter "
+                "reports no DCGM_FI_DEV_GPU_UTIL for MIG devices, and its counter file does not enable "
+                "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+                (*pool.path, "gpu", "mig"),
+                hint="set monitoring.counters: dcp-metrics-included (or add DCGM_FI_PROF_GR_ENGINE_ACTIVE: gauge "
+                f"to monitoring.extraCounters), or set monitoring.pools.{pool.name}.lowUtilisation: false",
+            )

@@ -187,20 +187,31 @@ def _overflow(cluster: Cluster, namespace: str, workloads: Sequence[Workload]) -
     first: tuple[tuple, tuple[int, ...], tuple[tuple[str, str], ...]] | None = None
     sizes: set[Fraction] = set()
     for mix in _mixes(gangs, cap, alone):
-        over = []
-        for key, limit in hard.items():
-            taken = _taken(gangs, mix, key)
-            if taken > limit:
-                over.append(key)
-                worst[key] = max(worst.get(key, taken), taken)
+        over = _over(gangs, mix, hard, worst)
         rank = (_size(gangs, mix, measure), sum(mix), mix)
         if over and (first is None or rank < first[0]):
-            first = (rank, mix, tuple(sorted(over)))
+            first = (rank, mix, over)
         sizes.add(rank[0])
     if first is None:
         return None
     below = max((s for s in sizes if s < first[0][0]), default=Fraction(0))
     return Overflow(namespace, gangs, cap, measure, first[1], first[2], worst, below, alone)
+
+
+def _over(
+    gangs: Sequence[Gang],
+    mix: tuple[int, ...],
+    hard: dict[tuple[str, str], Fraction],
+    worst: dict[tuple[str, str], Fraction],
+) -> tuple[tuple[str, str], ...]:
+    """The quota keys `mix` takes more of than `hard` allows, sorted; `worst` keeps the most any mix takes of each."""
+    over = []
+    for key, limit in hard.items():
+        taken = _taken(gangs, mix, key)
+        if taken > limit:
+            over.append(key)
+            worst[key] = max(worst.get(key, taken), taken)
+    return tuple(sorted(over))
 
 
 def _fits_alone(g: Gang) -> bool:

@@ -272,6 +272,13 @@ def _slinky_quota(
     API server refuses every pod); and all their GPUs (every GPU of every node of the partitions) must be within the
     quotas that count them."""
     assert tenant.quota is not None
+    yield from _undefaulted(tenant, namespace)
+    yield from _gpus_over_quota(cluster, parts, tenant, namespace)
+
+
+def _undefaulted(tenant: Tenant, namespace: str) -> Iterator[Diagnostic]:
+    """The cpu and memory the tenant's quota counts, which no LimitRange of it defaults for the slurmd pods."""
+    assert tenant.quota is not None
     lr = tenant.limit_range
     for key in sorted(tenant.quota.hard):
         kind, _, resource = key.rpartition(".")
@@ -294,6 +301,13 @@ def _slinky_quota(
                 f"{'default' if kind == 'limits' else 'defaultRequest'}.{resource}, or set spec.slurm.namespace to a "
                 "namespace no tenant owns",
             )
+
+
+def _gpus_over_quota(
+    cluster: Cluster, parts: list[SlurmPartition], tenant: Tenant, namespace: str
+) -> Iterator[Diagnostic]:
+    """The GPUs of the partitions' nodes beyond the quotas of the tenant that count them."""
+    assert tenant.quota is not None
     limits: list[tuple[str, dict[str, Quantity], tuple, list[SlurmPartition]]] = [
         ("quota.requests", tenant.quota.hard, ("quota", "requests"), parts)
     ]

@@ -422,6 +422,31 @@ class _Job:
         return {n: a for n, a in extra.items() if a > 0}
 
 
+@dataclass(slots=True)
+class _Eviction:
+    """The statement of one preempt or reclaim action: pods evicted, pods placed in their room; committed only whole."""
+
+    allocated: dict[str, Resources]
+    """Queue -> what it has allocated, less the victims chosen so far."""
+    owner: dict[int, _Job]
+    """id of a pod -> its job."""
+    pipelined: list[tuple[str, Pod]] = field(default_factory=list)
+    """(node, pod) placed in the room of victims, in order."""
+    placed: list[_Pod] = field(default_factory=list)
+    victims: list[_Pod] = field(default_factory=list)
+
+    def commit(self) -> None:
+        """Evict the victims (a job left below its gang is no longer Running) and bind the pods placed."""
+        for v in self.victims:
+            x = self.owner[id(v)]
+            x.pods.remove(v)
+            x.evicted += 1
+            if len(x.bound) < x.spec.min_available and x.phase == RUNNING:
+                x.phase = UNKNOWN
+        for (node, _), pod in zip(self.pipelined, self.placed, strict=True):
+            pod.node = node
+
+
 class _Simulation:
     def __init__(self, cluster: Cluster):
         self.cluster = cluster
@@ -514,18 +539,18 @@ class _Simulation:
         """The share each queue deserves: capacity's `deserved` (at least the guarantee, at most the real capability);
         proportion's weighted water-filling of the cluster over the queues that have jobs, capped by what they ask."""
         if self.sched.queue_plugin == "capacity":
-            out = {}
-            for q in self.queues.values():
-                real = self.real_capability.get(q.name, {})
-                share = {n: min(a, real.get(n, math.inf)) for n, a in q.deserved.items()}
-                out[q.name] = {**share, **{n: max(a, share.get(n, Fraction(0))) for n, a in q.guarantee.items()}}
-            return out
+            return {q.name: self._bounded(q.name, q.deserved) for q in self.queues.values()}
         asked: dict[str, Resources] = {}
         for j in self.jobs.values():
             request: Resources = {}
             for p in j.pods:
                 request = _add(request, p.spec.requests)
             asked[j.spec.queue] = _add(asked.get(j.spec.queue, {}), request)
+        return {q: self._bounded(q, share) for q, share in self._water_fill(asked).items()}
+
+    def _water_fill(self, asked: dict[str, Resources]) -> dict[str, Resources]:
+        """proportion's shares of the cluster for the queues that `asked`: the remaining resources split by weight,
+        round by round, a queue's share capped at what it asks (it is then met and takes no more)."""
         deserved: dict[str, Resources] = {q: {} for q in asked}
         remaining, met = dict(self.total), set()
         while True:
@@ -546,12 +571,14 @@ class _Simulation:
             remaining = _add(remaining, given, -1)
             if not given or not any(a > 0 for a in given.values()):
                 break
-        for q, share in deserved.items():
-            real = self.real_capability.get(q, {})
-            capped = {n: min(a, real.get(n, math.inf)) for n, a in share.items()}
-            guarantee = self.queues[q].guarantee if q in self.queues else {}
-            deserved[q] = {**capped, **{n: max(a, capped.get(n, Fraction(0))) for n, a in guarantee.items()}}
         return deserved
+
+    def _bounded(self, queue: str, share: Resources) -> Resources:
+        """`share` at most the queue's real capability and at least its guarantee."""
+        real = self.real_capability.get(queue, {})
+        capped = {n: min(a, real.get(n, math.inf)) for n, a in share.items()}
+        guarantee = self.queues[queue].guarantee if queue in self.queues else {}
+        return {**capped, **{n: max(a, capped.get(n, Fraction(0))) for n, a in guarantee.items()}}
 
     def _overused(self, queue: str, deserved: Mapping[str, Resources]) -> bool:
         """proportion's Overused: the queue has allocated at least its deserved share on every resource."""
@@ -715,51 +742,46 @@ class _Simulation:
         queue = j.spec.queue
         if reclaim and self._overused(queue, deserved):
             return
-        allocated = {q: self._queue_allocated(q) for q in self.queues}
-        pipelined: list[tuple[str, Pod]] = []
-        placed: list[_Pod] = []
-        victims: list[_Pod] = []
-        owner = {id(p): x for x in self.jobs.values() for p in x.pods}
+        plan = _Eviction({q: self._queue_allocated(q) for q in self.queues},
+                         {id(p): x for x in self.jobs.values() for p in x.pods})  # fmt: skip
         for pod in j.waiting:
-            if len(j.bound) + len(placed) >= j.spec.min_available:
+            if len(j.bound) + len(plan.placed) >= j.spec.min_available:
                 break
             if self._class(pod.spec.priority_class) in self.cluster.non_preempting:
                 continue
-            if reclaim and not self._preemptive(queue, pod.spec, allocated, placed, deserved):
+            if reclaim and not self._preemptive(queue, pod.spec, plan.allocated, plan.placed, deserved):
                 continue
-            for node in self.nodes:
-                if not self._admits(pod.spec, node):
-                    continue
-                candidates = [
-                    p
-                    for x in self.jobs.values()
-                    if x is not j
-                    for p in x.bound
-                    if p.node == node and p not in victims and self._candidate(j, x, reclaim)
-                ]
-                if not candidates:
-                    continue
-                chosen = self._victims(
-                    pod.spec, node, candidates, owner, allocated, deserved, reclaim, pipelined, victims
-                )
-                if chosen is None:
-                    continue
-                for v in chosen:
-                    victims.append(v)
-                    allocated[owner[id(v)].spec.queue] = _add(allocated[owner[id(v)].spec.queue], v.spec.requests, -1)
-                pipelined.append((node, pod.spec))
-                placed.append(pod)
-                break
-        if len(j.bound) + len(placed) < j.spec.min_available:
+            self._evict_for(j, pod, reclaim, deserved, plan)
+        if len(j.bound) + len(plan.placed) < j.spec.min_available:
             return  # the statement is discarded: nothing is evicted
-        for v in victims:
-            x = owner[id(v)]
-            x.pods.remove(v)
-            x.evicted += 1
-            if len(x.bound) < x.spec.min_available and x.phase == RUNNING:
-                x.phase = UNKNOWN
-        for (node, _), pod in zip(pipelined, placed, strict=True):
-            pod.node = node
+        plan.commit()
+
+    def _evict_for(self, j: _Job, pod: _Pod, reclaim: bool, deserved: Mapping[str, Resources], plan: _Eviction) -> None:
+        """Add to `plan` the victims that make room for `pod` of job `j` on the first node where some do."""
+        for node in self.nodes:
+            if not self._admits(pod.spec, node):
+                continue
+            candidates = [
+                p
+                for x in self.jobs.values()
+                if x is not j
+                for p in x.bound
+                if p.node == node and p not in plan.victims and self._candidate(j, x, reclaim)
+            ]
+            if not candidates:
+                continue
+            chosen = self._victims(
+                pod.spec, node, candidates, plan.owner, plan.allocated, deserved, reclaim, plan.pipelined, plan.victims
+            )
+            if chosen is None:
+                continue
+            for v in chosen:
+                plan.victims.append(v)
+                victim_queue = plan.owner[id(v)].spec.queue
+                plan.allocated[victim_queue] = _add(plan.allocated[victim_queue], v.spec.requests, -1)
+            plan.pipelined.append((node, pod.spec))
+            plan.placed.append(pod)
+            return
 
     def _candidate(self, asker: _Job, other: _Job, reclaim: bool) -> bool:
         """Whether `other`'s running pods may be evicted for `asker`: by reclaim, those of another reclaimable queue;

@@ -11,7 +11,7 @@ from policyc.backends.volcano.backend import scheduler_conf_with_origins
 from policyc.backends.volcano.conf import check_actions, check_conf
 from policyc.checks import queue_tree
 from policyc.diagnostics import Diagnostic, diag, listing
-from policyc.ir import Cluster, queue_chain
+from policyc.ir import Cluster, PriorityClass, Tenant, Workload, queue_chain
 
 SCHEDULER = ("spec", "scheduler")
 MAX_DEPTH = 5
@@ -133,33 +133,39 @@ def _preemption(cluster: Cluster) -> Iterator[Diagnostic]:
     default = next((c.name for c in cluster.priority_classes if c.global_default), None)
     for t in cluster.tenants:
         runs = [(w, classes.get(w.priority_class or default or "")) for w in cluster.workloads if w.tenant == t.name]
-        if not runs:
-            continue
-        low = min((c for _, c in runs), key=lambda c: (c.value, c.name) if c else (0, ""))
-        lowest = low.value if low else 0
-        higher = [(w, c) for w, c in runs if c and c.value > lowest and c.preemption_policy != "Never"]
-        if not higher:
-            continue
-        w, c = max(higher, key=lambda wc: (wc[1].value, wc[0].name))
-        lower = listing([v.name for v, d in runs if d == low])
-        at = f"priority class {low.name} ({low.value})" if low else "no priority class (0)"
-        preempting = sorted({d.name for _, d in higher})
-        capped = [f"queue.capability.{cluster.policy_key(r)} {amount}" for r, amount in t.queue.capability.items()]
-        full = (
-            f"its queue's capability ({', '.join(capped)})" if capped else "the cluster (its queue has no capability)"
-        )
-        yield diag(
-            "preemption-held-by-queue",
-            f"tenant '{t.name}' runs {w.name} at priority class {c.name} ({c.value}) and {lower} at {at}, but "
-            f"Volcano lets a higher class displace a lower one only while queue '{t.name}' has room: once lower-class "
-            f"work fills {full}, a higher-class job is held before enqueue ('queue resource quota insufficient'), "
-            "where preempt never sees it, and waits for that work to end (volcano#1772, #2067)",
-            (*w.path, "priorityClass") if w.priority_class else (*w.path, "name"),
-            hint=f"if {' and '.join(preempting)} should only go first (Volcano orders waiting jobs by priority), set "
-            f"preemptionPolicy: Never on {'it' if len(preempting) == 1 else 'them'} (then neither preempts nor "
-            f"reclaims); if {w.name} must displace other work, give it a tenant of its own, whose guarantee reclaim "
-            "takes back (in the recorded runs, for a one-pod job only: never for a gang)",
-        )
+        found = _held_by_queue(cluster, t, runs)
+        if found is not None:
+            yield found
+
+
+def _held_by_queue(cluster: Cluster, t: Tenant, runs: list[tuple[Workload, PriorityClass | None]]) -> Diagnostic | None:
+    """The tenant's workload of the highest class that may preempt, which its queue holds once lower-class work of
+    `runs` (its workloads and their classes) fills it."""
+    if not runs:
+        return None
+    low = min((c for _, c in runs), key=lambda c: (c.value, c.name) if c else (0, ""))
+    lowest = low.value if low else 0
+    higher = [(w, c) for w, c in runs if c and c.value > lowest and c.preemption_policy != "Never"]
+    if not higher:
+        return None
+    w, c = max(higher, key=lambda wc: (wc[1].value, wc[0].name))
+    lower = listing([v.name for v, d in runs if d == low])
+    at = f"priority class {low.name} ({low.value})" if low else "no priority class (0)"
+    preempting = sorted({d.name for _, d in higher})
+    capped = [f"queue.capability.{cluster.policy_key(r)} {amount}" for r, amount in t.queue.capability.items()]
+    full = f"its queue's capability ({', '.join(capped)})" if capped else "the cluster (its queue has no capability)"
+    return diag(
+        "preemption-held-by-queue",
+        f"tenant '{t.name}' runs {w.name} at priority class {c.name} ({c.value}) and {lower} at {at}, but "
+        f"Volcano lets a higher class displace a lower one only while queue '{t.name}' has room: once lower-class "
+        f"work fills {full}, a higher-class job is held before enqueue ('queue resource quota insufficient'), "
+        "where preempt never sees it, and waits for that work to end (volcano#1772, #2067)",
+        (*w.path, "priorityClass") if w.priority_class else (*w.path, "name"),
+        hint=f"if {' and '.join(preempting)} should only go first (Volcano orders waiting jobs by priority), set "
+        f"preemptionPolicy: Never on {'it' if len(preempting) == 1 else 'them'} (then neither preempts nor "
+        f"reclaims); if {w.name} must displace other work, give it a tenant of its own, whose guarantee reclaim "
+        "takes back (in the recorded runs, for a one-pod job only: never for a gang)",
+    )
 
 
 RESERVED_QUEUES = ("root", "default")
