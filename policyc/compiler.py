@@ -24,6 +24,7 @@ from policyc.output.write import OutputFile
 if TYPE_CHECKING:
     from policyc.backends.interface import SchedulerBackend
     from policyc.language.load import Document
+    from policyc.language.parse import Parsed
 
 
 @dataclass
@@ -92,7 +93,6 @@ def _compile(load: Callable[[], Document], name: str) -> Compilation:
     from policyc.checks import run_checks
     from policyc.checks.written import Written
     from policyc.emit import emit
-    from policyc.language.parse import parse
     from policyc.output.write import render
     from policyc.proof import prove
     from policyc.proof.schemas import verify
@@ -101,31 +101,10 @@ def _compile(load: Callable[[], Document], name: str) -> Compilation:
 
     result = Compilation(Report(name))
     report, clock = result.report, _Clock(result.timings)
-    try:
-        doc = load()
-    except PolicyError as e:
-        report.extend(e.diagnostics)
+    read = _read(load, report, clock)
+    if read is None:
         return result
-    report.source_map = doc.source_map
-    report.extend(doc.diagnostics)
-    clock.lap("load")
-    if not isinstance(doc.data, dict):
-        report.extend(
-            [
-                diag(
-                    "wrong-type",
-                    "a policy must be a mapping with apiVersion, kind, metadata and spec",
-                    (),
-                    hint="start from an example in policies/",
-                )
-            ]
-        )
-        return result
-    parsed = parse(doc.data, doc.source_map)
-    report.extend(parsed.diagnostics)
-    clock.lap("parse")
-    if parsed.policy is None:
-        return result
+    doc, parsed = read
     cluster, diagnostics = resolve(parsed, name)
     report.extend(diagnostics)
     if cluster is None:
@@ -156,3 +135,33 @@ def _compile(load: Callable[[], Document], name: str) -> Compilation:
     result.files = render(result.artifacts, cluster.name, cluster.source)
     clock.lap("render")
     return result
+
+
+def _read(load: Callable[[], Document], report: Report, clock: _Clock) -> tuple[Document, Parsed] | None:
+    """The policy loaded and parsed, its diagnostics reported; None when there is no policy to resolve."""
+    from policyc.language.parse import parse
+
+    try:
+        doc = load()
+    except PolicyError as e:
+        report.extend(e.diagnostics)
+        return None
+    report.source_map = doc.source_map
+    report.extend(doc.diagnostics)
+    clock.lap("load")
+    if not isinstance(doc.data, dict):
+        report.extend(
+            [
+                diag(
+                    "wrong-type",
+                    "a policy must be a mapping with apiVersion, kind, metadata and spec",
+                    (),
+                    hint="start from an example in policies/",
+                )
+            ]
+        )
+        return None
+    parsed = parse(doc.data, doc.source_map)
+    report.extend(parsed.diagnostics)
+    clock.lap("parse")
+    return None if parsed.policy is None else (doc, parsed)

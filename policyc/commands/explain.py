@@ -12,7 +12,16 @@ from dataclasses import asdict, dataclass, replace
 
 from policyc.compiler import Compilation
 from policyc.diagnostics import Path, where
-from policyc.proof.placement import CONTROL_PLANE, Cell, claim_templates, matrix, targets, workload_templates
+from policyc.proof.placement import (
+    CONTROL_PLANE,
+    Cell,
+    claim_templates,
+    matrix,
+    named_node,
+    placement_of,
+    targets,
+    workload_templates,
+)
 
 
 @dataclass(frozen=True)
@@ -171,7 +180,6 @@ class ManifestError(ValueError):
 def explain_manifest(compilation: Compilation, obj: object) -> PodExplanation:
     """Admission by the tenant's policies (`policyc.tenancy.contract.admit`) and placement (`policyc.proof.placement`)
     of a pod, or of a workload object of a kind the policy matches."""
-    from policyc.proof.placement import named_node, placement_of
     from policyc.tenancy.contract import admit, contracts, tenant_of
 
     cluster, backend = compilation.cluster, compilation.backend
@@ -185,16 +193,7 @@ def explain_manifest(compilation: Compilation, obj: object) -> PodExplanation:
     if not isinstance(namespace, str) or not namespace:
         raise ManifestError("metadata.namespace is not set: the namespace decides the tenant and its rules")
     if (api_version, kind) != ("v1", "Pod") and (group, kind) not in matched:
-        # Another controller's object (StatefulSet, ReplicaSet ...): the policies see its pods.
-        template = obj["spec"].get("template")
-        if not isinstance(template, dict) or not isinstance(template.get("spec"), dict):
-            known = ", ".join(["v1 Pod", *sorted(f"{k.group} {k.kind}" for k in matched.values())])
-            raise ManifestError(f"{api_version} {kind} is not a kind policyc's admission policies match ({known}), "
-                                "and it has no pod template (spec.template) whose pods they would")  # fmt: skip
-        from policyc.proof.admitted import as_pod
-
-        pods = explain_manifest(compilation, as_pod(template, str(obj["metadata"].get("name", "")), namespace))
-        return replace(pods, kind=str(kind), as_pods=True)
+        return _explain_pods_of(compilation, obj, namespace, matched)
     tenant = tenant_of(cluster, namespace)
     contract = contracts(cluster, backend).get(tenant.name) if tenant else None
     injected = None
@@ -207,14 +206,7 @@ def explain_manifest(compilation: Compilation, obj: object) -> PodExplanation:
             pods = [("pod", obj)]
         else:
             pods = [(role, template) for role, _, template in matched[(group, kind)].pods(obj["spec"])]
-        claims = claim_templates(compilation.artifacts)  # what its resource claims are made from
-        placement = [
-            {"role": role, "node": named_node(pod), "pool": target, "admitted": admitted, "reason": reason}
-            for role, pod in pods
-            for target, admitted, reason in placement_of(
-                cluster, {**pod, "metadata": {**(pod.get("metadata") or {}), "namespace": namespace}}, claims
-            )
-        ]
+        placement = _placement(compilation, pods, namespace)
     except (KeyError, TypeError, AttributeError, ValueError) as e:
         raise ManifestError(f"malformed {kind}: {type(e).__name__} {e}") from None
     mode = contract.mode if contract else "off"
@@ -224,6 +216,34 @@ def explain_manifest(compilation: Compilation, obj: object) -> PodExplanation:
         tenant=tenant.name if tenant else None, mode=mode, injected=injected, verdict=verdict,
         refusals=[{"rule": r.rule, "message": r.message} for r in broken], placement=placement,
     )  # fmt: skip
+
+
+def _explain_pods_of(compilation: Compilation, obj: dict, namespace: str, matched: dict) -> PodExplanation:
+    """Another controller's object (StatefulSet, ReplicaSet ...), which the policies do not match: what they do with
+    the pods of its template."""
+    from policyc.proof.admitted import as_pod
+
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    template = obj["spec"].get("template")
+    if not isinstance(template, dict) or not isinstance(template.get("spec"), dict):
+        known = ", ".join(["v1 Pod", *sorted(f"{k.group} {k.kind}" for k in matched.values())])
+        raise ManifestError(f"{api_version} {kind} is not a kind policyc's admission policies match ({known}), "
+                            "and it has no pod template (spec.template) whose pods they would")  # fmt: skip
+    pods = explain_manifest(compilation, as_pod(template, str(obj["metadata"].get("name", "")), namespace))
+    return replace(pods, kind=str(kind), as_pods=True)
+
+
+def _placement(compilation: Compilation, pods: list[tuple[str, dict]], namespace: str) -> list[dict]:
+    """{role, node, pool, admitted, reason} of each of the (role, pod) `pods` of namespace `namespace` on each pool."""
+    assert compilation.cluster is not None
+    claims = claim_templates(compilation.artifacts)  # what its resource claims are made from
+    return [
+        {"role": role, "node": named_node(pod), "pool": target, "admitted": admitted, "reason": reason}
+        for role, pod in pods
+        for target, admitted, reason in placement_of(
+            compilation.cluster, {**pod, "metadata": {**(pod.get("metadata") or {}), "namespace": namespace}}, claims
+        )
+    ]
 
 
 def render_manifest_text(e: PodExplanation) -> str:

@@ -391,14 +391,35 @@ def _ratio(allowed: Quantity, available: Quantity) -> str:
     return f"{float(allowed.value / available.value):.2f}x"
 
 
-def _tables(f: Figures) -> list[tuple[str, list[str], list[list[str]], list[str]]]:
-    """(title, header, rows, notes below the table) of every table, shared by both formats."""
+Table = tuple[str, list[str], list[list[str]], list[str]]
+"""(title, header, rows, notes below the table)."""
+
+
+def _tables(f: Figures) -> list[Table]:
+    """Every table, shared by both formats."""
+    autoscalers = [_autoscaler_table(f)] if f.autoscalers else []
+    return [_pool_table(f), _tier_table(f), _tenant_table(f), _overcommit_table(f), _workload_table(f), *autoscalers]
+
+
+def _pool_table(f: Figures) -> Table:
     pools = [[p.name, p.usage, p.tier, p.product, str(p.nodes), describe(p.devices) or "-"] for p in f.pools]
+    return "Node pools", ["pool", "usage", "tier", "GPU", "nodes", "devices"], pools, []
+
+
+def _tier_table(f: Figures) -> Table:
     tiers = [
         [t.name, ", ".join(t.pools) or "-", resource_name(t.resource) if t.resource else "-",
          amount_of(t.devices) if t.devices else "0", str(t.guaranteed), _share(t.guaranteed, t.capacity)]
         for t in f.tiers
     ]  # fmt: skip
+    notes = [ATTRIBUTION]
+    if f.unattributed:
+        held = ", ".join(f"{n} {resource_name(r)}" for r, n in sorted(f.unattributed.items()))
+        notes.append(f"Guarantees of tenants with no placeable workload (on no tier): {held}.")
+    return "GPU tiers", ["tier", "pools", "resource", "capacity", "guaranteed", "guaranteed share"], tiers, notes
+
+
+def _tenant_table(f: Figures) -> Table:
     tenants = [
         [
             t.name,
@@ -412,58 +433,33 @@ def _tables(f: Figures) -> list[tuple[str, list[str], list[list[str]], list[str]
         ]
         for t in f.tenants
     ]
+    header = ["tenant", "tiers", "resource", "guarantee", "deserved", "capability", "quota (all namespaces)",
+              "guarantee share of the devices it reaches"]  # fmt: skip
+    return "Tenants", header, tenants, []
+
+
+def _overcommit_table(f: Figures) -> Table:
     overcommit = [[r, str(a), amount_of(f.of(r)) if f.of(r) else str(c), _ratio(a, c)]
                   for r, (a, c) in sorted(f.overcommit.items())]  # fmt: skip
+    return "Quotas against capacity", ["resource", "quotas allow", "cluster has", "ratio"], overcommit, []
+
+
+def _workload_table(f: Figures) -> Table:
     workloads = [
-        [
-            w.name,
-            w.tenant,
-            w.namespace,
-            str(w.pods),
-            w.per_pod,
-            w.quota,
-            w.queue,
-            w.pools,
-            "yes" if w.fits else "NO",
-            w.gangs,
-        ]
+        [w.name, w.tenant, w.namespace, str(w.pods), w.per_pod, w.quota, w.queue, w.pools, "yes" if w.fits else "NO",
+         w.gangs]
         for w in f.workloads
-    ]
+    ]  # fmt: skip
+    header = ["workload", "tenant", "namespace", "pods", "per pod", "namespace quota", "queue", "pools", "fits",
+              "gangs at once"]  # fmt: skip
+    return "Workloads (all pods at once)", header, workloads, [GANGS]
+
+
+def _autoscaler_table(f: Figures) -> Table:
     autoscalers = [[h.workload, str(h.min), str(h.max), *("-" if n is None else str(n) for n in (h.quota, h.queue)),
                     str(h.pools)] for h in f.autoscalers]  # fmt: skip
-    notes = [ATTRIBUTION]
-    if f.unattributed:
-        held = ", ".join(f"{n} {resource_name(r)}" for r, n in sorted(f.unattributed.items()))
-        notes.append(f"Guarantees of tenants with no placeable workload (on no tier): {held}.")
-    return [
-        ("Node pools", ["pool", "usage", "tier", "GPU", "nodes", "devices"], pools, []),
-        ("GPU tiers", ["tier", "pools", "resource", "capacity", "guaranteed", "guaranteed share"], tiers, notes),
-        (
-            "Tenants",
-            [
-                "tenant",
-                "tiers",
-                "resource",
-                "guarantee",
-                "deserved",
-                "capability",
-                "quota (all namespaces)",
-                "guarantee share of the devices it reaches",
-            ],
-            tenants,
-            [],
-        ),
-        ("Quotas against capacity", ["resource", "quotas allow", "cluster has", "ratio"], overcommit, []),
-        (
-            "Workloads (all pods at once)",
-            ["workload", "tenant", "namespace", "pods", "per pod", "namespace quota", "queue", "pools", "fits",
-             "gangs at once"],
-            workloads,
-            [GANGS],
-        ),
-        *([("Autoscalers (the most pods each bound admits)",
-            ["workload", "min", "max", "namespace quota", "queue", "pools"], autoscalers, [])] if autoscalers else []),
-    ]  # fmt: skip
+    header = ["workload", "min", "max", "namespace quota", "queue", "pools"]
+    return "Autoscalers (the most pods each bound admits)", header, autoscalers, []
 
 
 def _summary(f: Figures) -> str:

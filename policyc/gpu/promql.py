@@ -295,45 +295,66 @@ def place(expr: str, column: int) -> str:
 def metric_uses(expr: str) -> list[MetricUse]:
     """Every metric name of `expr`, with the calls enclosing it. Raises `PromqlError` on unbalanced brackets,
     unterminated strings and characters PromQL does not have."""
-    tokens = _tokens(expr)
-    uses: list[MetricUse] = []
-    stack: list[tuple[str, str | None, int]] = []  # (bracket, the call it opens or None, column)
-    pending: str | None = None  # an aggregation whose argument follows a `by (...)` clause
+    scan = _Scan(_tokens(expr))
     i = 0
-    while i < len(tokens):
-        kind, text, at = tokens[i]
-        following = tokens[i + 1] if i + 1 < len(tokens) else None
-        if kind == "ident" and following is not None and following[1] == "(":
-            if text in GROUPING:
-                i = _skip(tokens, i + 1)
-                continue
-            stack.append(("(", text, following[2]))
-            pending = None
-            i += 2
-            continue
+    while i < len(scan.tokens):
+        i = scan.step(i)
+    if scan.stack:
+        raise PromqlError(f"'{scan.stack[-1][0]}' is never closed", scan.stack[-1][2] + 1)
+    return scan.uses
+
+
+class _Scan:
+    """The scan of an expression's tokens for metric names, one token (or bracketed group) per step."""
+
+    def __init__(self, tokens: list[tuple[str, str, int]]):
+        self.tokens = tokens
+        self.uses: list[MetricUse] = []
+        self.stack: list[tuple[str, str | None, int]] = []  # (bracket, the call it opens or None, column)
+        self.pending: str | None = None  # an aggregation whose argument follows a `by (...)` clause
+
+    def step(self, i: int) -> int:
+        """Read the token at `i`; the index of the next one to read."""
+        kind, text, at = self.tokens[i]
         if kind == "ident":
-            if text in AGGREGATIONS and following is not None and following[1] in ("by", "without"):
-                pending = text
-            elif text not in KEYWORDS:
-                uses.append(MetricUse(text, at + 1, tuple(call for _, call, _ in reversed(stack) if call)))
-        elif kind == "open" and text == "(":
-            stack.append(("(", pending, at))
-            pending = None
-        elif kind == "open":  # label matchers and ranges hold no metric, but `{__name__="x"}` names one
-            end = _skip(tokens, i)
-            name = _name_matcher(tokens[i + 1 : end - 1])
-            if name is not None:
-                uses.append(MetricUse(name, at + 1, tuple(call for _, call, _ in reversed(stack) if call)))
-            i = end
-            continue
-        elif kind == "close":
-            if not stack or _PAIRS[stack[-1][0]] != text:
+            return self.ident(i, text, at)
+        if kind == "open":
+            return self.open(i, text, at)
+        if kind == "close":
+            if not self.stack or _PAIRS[self.stack[-1][0]] != text:
                 raise PromqlError(f"unexpected '{text}'", at + 1)
-            stack.pop()
-        i += 1
-    if stack:
-        raise PromqlError(f"'{stack[-1][0]}' is never closed", stack[-1][2] + 1)
-    return uses
+            self.stack.pop()
+        return i + 1
+
+    def ident(self, i: int, text: str, at: int) -> int:
+        following = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
+        if following is not None and following[1] == "(":
+            if text in GROUPING:
+                return _skip(self.tokens, i + 1)
+            self.stack.append(("(", text, following[2]))
+            self.pending = None
+            return i + 2
+        if text in AGGREGATIONS and following is not None and following[1] in ("by", "without"):
+            self.pending = text
+        elif text not in KEYWORDS:
+            self.uses.append(MetricUse(text, at + 1, self.enclosing()))
+        return i + 1
+
+    def open(self, i: int, text: str, at: int) -> int:
+        if text == "(":
+            self.stack.append(("(", self.pending, at))
+            self.pending = None
+            return i + 1
+        # label matchers and ranges hold no metric, but `{__name__="x"}` names one
+        end = _skip(self.tokens, i)
+        name = _name_matcher(self.tokens[i + 1 : end - 1])
+        if name is not None:
+            self.uses.append(MetricUse(name, at + 1, self.enclosing()))
+        return end
+
+    def enclosing(self) -> tuple[str, ...]:
+        """The calls the scan is inside, innermost first."""
+        return tuple(call for _, call, _ in reversed(self.stack) if call)
 
 
 def _tokens(expr: str) -> list[tuple[str, str, int]]:

@@ -208,7 +208,6 @@ def _limit_range_defaults(spec: dict, meta: dict, limit_ranges: Sequence[Mapping
     `Container` item, and say what it set in the pod's annotation (each LimitRange that sets something replaces
     the annotation of the one before)."""
     for lr in limit_ranges:
-        notes: list[str] = []
         default: dict = {}
         default_request: dict = {}
         for item in (lr.get("spec") or {}).get("limits") or ():
@@ -217,25 +216,34 @@ def _limit_range_defaults(spec: dict, meta: dict, limit_ranges: Sequence[Mapping
                 default_request.update(item.get("defaultRequest") or {})
         if not default and not default_request:
             continue
-        for kind, c in _containers(spec):
-            resources = c.get("resources") or {}
-            limits, requests = dict(resources.get("limits") or {}), dict(resources.get("requests") or {})
-            set_requests = sorted(k for k in default_request if k not in requests)
-            set_limits = sorted(k for k in default if k not in limits)
-            for k in set_limits:
-                limits[k] = str(Quantity.from_json(default[k]))
-            for k in set_requests:
-                requests[k] = str(Quantity.from_json(default_request[k]))
-            c["resources"] = {k: v for k, v in (("limits", limits), ("requests", requests)) if v}
-            if set_requests:
-                notes.append(f"{', '.join(set_requests)} request for {kind} {c.get('name')}")
-            if set_limits:
-                notes.append(f"{', '.join(set_limits)} limit for {kind} {c.get('name')}")
+        notes = [
+            note for kind, c in _containers(spec) for note in _default_container(kind, c, default, default_request)
+        ]
         if notes:
             meta["annotations"] = {
                 **(meta.get("annotations") or {}),
                 LIMIT_RANGER_ANNOTATION: "LimitRanger plugin set: " + "; ".join(notes),
             }
+
+
+def _default_container(kind: str, c: dict, default: dict, default_request: dict) -> list[str]:
+    """Fill in the container's missing limits from `default` and requests from `default_request`; what was set, as
+    LimitRanger's annotation says it."""
+    resources = c.get("resources") or {}
+    limits, requests = dict(resources.get("limits") or {}), dict(resources.get("requests") or {})
+    set_requests = sorted(k for k in default_request if k not in requests)
+    set_limits = sorted(k for k in default if k not in limits)
+    for k in set_limits:
+        limits[k] = str(Quantity.from_json(default[k]))
+    for k in set_requests:
+        requests[k] = str(Quantity.from_json(default_request[k]))
+    c["resources"] = {k: v for k, v in (("limits", limits), ("requests", requests)) if v}
+    notes = []
+    if set_requests:
+        notes.append(f"{', '.join(set_requests)} request for {kind} {c.get('name')}")
+    if set_limits:
+        notes.append(f"{', '.join(set_limits)} limit for {kind} {c.get('name')}")
+    return notes
 
 
 def _compared(a: Quantity, b: Quantity, c: Quantity | None = None) -> tuple[int, ...]:

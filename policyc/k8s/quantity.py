@@ -340,22 +340,7 @@ def _parse(text: str) -> Quantity:
         )
     sign, whole, fraction, suffix = match.groups()
     fraction = fraction or ""
-    binary = _BINARY_SUFFIXES.get(suffix)
-    if binary is not None:
-        fmt: Format = BINARY_SI
-        exponent = binary
-    else:
-        exponent = _DECIMAL_SUFFIXES.get(suffix)  # type: ignore[assignment]
-        fmt = DECIMAL_SI
-        if exponent is None:
-            scientific = _EXPONENT.fullmatch(suffix)
-            if scientific is None or not -(1 << 63) <= int(scientific[1]) < (1 << 63):
-                raise QuantityError(
-                    f"{_shown(text)} has an unknown suffix {suffix!r}: use n, u, m, k, M, G, T, P, E, "
-                    f"Ki, Mi, Gi, Ti, Pi, Ei or a decimal exponent such as e3"
-                )
-            # Kubernetes parses the exponent as int64 and then truncates it to int32.
-            exponent, fmt = _wrap_int32(int(scientific[1])), DECIMAL_EXPONENT
+    exponent, fmt = _suffix(text, suffix)
     if not whole and not fraction:
         # Kubernetes reads a number without digits ("", "+", ".") as 0 on its fast path, which it takes
         # unless the value needs finer than nano precision or a suffix of Pi or more; then it fails.
@@ -373,6 +358,30 @@ def _parse(text: str) -> Quantity:
         exponent = -len(fraction)
     else:
         exponent -= len(fraction)
+    return _bounded(coefficient, exponent, fmt)
+
+
+def _suffix(text: str, suffix: str) -> tuple[int, Format]:
+    """The exponent a quantity's suffix stands for (of 2 for a binary one, else of 10), and its format."""
+    binary = _BINARY_SUFFIXES.get(suffix)
+    if binary is not None:
+        return binary, BINARY_SI
+    decimal = _DECIMAL_SUFFIXES.get(suffix)
+    if decimal is not None:
+        return decimal, DECIMAL_SI
+    scientific = _EXPONENT.fullmatch(suffix)
+    if scientific is None or not -(1 << 63) <= int(scientific[1]) < (1 << 63):
+        raise QuantityError(
+            f"{_shown(text)} has an unknown suffix {suffix!r}: use n, u, m, k, M, G, T, P, E, "
+            f"Ki, Mi, Gi, Ti, Pi, Ei or a decimal exponent such as e3"
+        )
+    # Kubernetes parses the exponent as int64 and then truncates it to int32.
+    return _wrap_int32(int(scientific[1])), DECIMAL_EXPONENT
+
+
+def _bounded(coefficient: int, exponent: int, fmt: Format) -> Quantity:
+    """coefficient x 10**exponent rounded up to nanos, and a binary quantity capped as Kubernetes caps it (or, below
+    one, written in decimal)."""
     if exponent < _NANO_EXPONENT and coefficient:
         coefficient, exponent = _round_up_to_nanos(coefficient, exponent)
     if fmt == BINARY_SI and coefficient:

@@ -500,26 +500,7 @@ def _validate_scope_selector(spec: Mapping[str, Any]) -> list[FieldError]:
         )
         if scope in _EXISTS_ONLY_SCOPES and operator != "Exists":
             errors.append(_invalid(f"{path}.operator", operator, _EXISTS_ONLY_MSG))
-        if operator in ("In", "NotIn"):
-            if not values:
-                errors.append(
-                    FieldError(
-                        REQUIRED,
-                        f"{path}.values",
-                        "must be at least one value when `operator` is 'In' or 'NotIn' for scope selector",
-                    )
-                )
-        elif operator in ("Exists", "DoesNotExist"):
-            if values:
-                errors.append(
-                    _invalid(
-                        f"{path}.values",
-                        values,
-                        "must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope selector",
-                    )
-                )
-        else:
-            errors.append(_invalid(f"{path}.operator", operator, "not a valid selector operator"))
+        errors.extend(_operator_values(path, operator, values))
         seen.add(scope)
     errors.extend(
         _invalid(path, spec.get("scopes") or [], "conflicting scopes")
@@ -527,6 +508,22 @@ def _validate_scope_selector(spec: Mapping[str, Any]) -> list[FieldError]:
         if set(pair) <= seen
     )
     return errors
+
+
+def _operator_values(path: str, operator: str, values: list) -> list[FieldError]:
+    """A scope selector requirement's operator, and the values it needs: some for In and NotIn, none for Exists and
+    DoesNotExist."""
+    if operator in ("In", "NotIn"):
+        if values:
+            return []
+        message = "must be at least one value when `operator` is 'In' or 'NotIn' for scope selector"
+        return [FieldError(REQUIRED, f"{path}.values", message)]
+    if operator in ("Exists", "DoesNotExist"):
+        if not values:
+            return []
+        message = "must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope selector"
+        return [_invalid(f"{path}.values", values, message)]
+    return [_invalid(f"{path}.operator", operator, "not a valid selector operator")]
 
 
 def validate_resource_quota(obj: Mapping[str, Any]) -> list[FieldError]:

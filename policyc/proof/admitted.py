@@ -87,38 +87,48 @@ def quota_use(
     count keys, one object each) take of it; keys none of them takes are left out. Claims count only towards
     quotas without scopes (the claim evaluator matches none)."""
     total = sum(count for count, _ in pods)
-    zero = Quantity.from_value(0)
     out = []
     for quota in quotas:
         hard = {k: Quantity.from_json(v) for k, v in ((quota.get("spec") or {}).get("hard") or {}).items()}
-        usages = []
-        for i, (count, pod) in enumerate(pods):
-            usage = pod_usage(pod) if quota_matches(quota, pod) else {}
-            devices = claimed[i] if i < len(claimed) else {}
-            if devices and not quota_scopes(quota):
-                usage = {**usage, **claim_usage(devices)}
-            if usage:
-                usages.append((count, usage))
+        usages = _usages(quota, pods, claimed)
         for key, limit in sorted(hard.items()):
             own = Quantity.from_value(objects.count(key))
             taken = [(count, usage[key]) for count, usage in usages if key in usage]
             if not taken and own.is_zero():
                 continue
-            room, admitted = limit - own, total
-            if room < zero:
-                admitted = 0
-            else:
-                admitted = 0
-                for count, each in taken:
-                    fit = count if each * count <= room else math.floor(room.value / each.value)
-                    admitted, room = admitted + fit, room - each * fit
-                    if fit < count:
-                        break
-                else:
-                    admitted = total
             need = sum((each * count for count, each in taken), own)
+            admitted = _admitted(taken, limit - own, total)
             out.append(QuotaUse(quota["metadata"]["name"], key, need, limit, admitted, total))
     return out
+
+
+def _usages(
+    quota: Mapping, pods: Sequence[tuple[int, Mapping]], claimed: Sequence[Mapping[str, int]]
+) -> list[tuple[int, dict[str, Quantity]]]:
+    """(count, what each takes of the quota) of the `pods` it counts, with their resource `claimed`."""
+    usages = []
+    for i, (count, pod) in enumerate(pods):
+        usage = pod_usage(pod) if quota_matches(quota, pod) else {}
+        devices = claimed[i] if i < len(claimed) else {}
+        if devices and not quota_scopes(quota):
+            usage = {**usage, **claim_usage(devices)}
+        if usage:
+            usages.append((count, usage))
+    return usages
+
+
+def _admitted(taken: list[tuple[int, Quantity]], room: Quantity, total: int) -> int:
+    """How many of the `total` pods a quota key admits, created in order, with `room` left for the (count, each)
+    that take of it: all when they fit."""
+    if room < Quantity.from_value(0):
+        return 0
+    admitted = 0
+    for count, each in taken:
+        fit = count if each * count <= room else math.floor(room.value / each.value)
+        admitted, room = admitted + fit, room - each * fit
+        if fit < count:
+            return admitted
+    return total
 
 
 def claim_usage(devices: Mapping[str, int]) -> dict[str, Quantity]:

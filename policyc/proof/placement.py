@@ -110,32 +110,45 @@ def _evaluate(
     """(admitted, preferred-affinity score, why not) of a pod on a target. `bound`: the pod names the node
     (spec.nodeName), so no scheduler runs and the node's kubelet admits it: by node selector and required affinity,
     NoExecute taints only (kubelet `generalFilter`), and resources; nothing allocates its resource claims."""
-    required = RequiredNodeAffinity.from_pod(pod)
-    why = required.explain(target.node)
-    if why is None and bound:
-        tolerations = (pod.get("spec") or {}).get("tolerations")
-        taint = find_untolerated_taint(tolerations, target.node["spec"]["taints"], (NO_EXECUTE,))
-        why = None if taint is None else f"taint {taint_string(taint)} is not tolerated (the kubelet checks NoExecute)"
-    elif why is None:
-        verdict = taint_filter(pod, target.node)
-        why = None if verdict.admit else verdict.detail
-    devices, unclaimable = _devices(pod, claims)
-    if why is None and unclaimable:
-        why = f"its ResourceClaimTemplate {', '.join(unclaimable)} does not exist in its namespace"
-    if why is None and bound and (pod.get("spec") or {}).get("resourceClaims"):
-        why = (
-            "its resource claims are allocated by the scheduler, which spec.nodeName bypasses: the kubelet waits for "
-            "them and does not start it"
-        )
-    allocatable = target.node.get("status", {}).get("allocatable")
-    if why is None and allocatable is not None:  # resource fit on pool nodes (the control plane's hardware is unknown)
-        missing = [r for r in devices if allocatable.get(r, "0") == "0"]
-        why = f"its nodes have no {', '.join(missing)} (Insufficient {missing[0]})" if missing else None
+    why = _not_scheduled(pod, target, bound)
+    if why is None:
+        why = _not_resourced(pod, target, claims, bound)
     preferred = (((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}).get(
         "preferredDuringSchedulingIgnoredDuringExecution"
     )
     score = PreferredTerms.parse(preferred).score(target.node) if why is None else 0
     return why is None, score, why
+
+
+def _not_scheduled(pod: Mapping[str, Any], target: Target, bound: bool) -> str | None:
+    """Why the pod's node selector, required affinity or tolerations keep it off the target (None: they do not); a
+    `bound` pod's kubelet checks only NoExecute taints."""
+    why = RequiredNodeAffinity.from_pod(pod).explain(target.node)
+    if why is not None:
+        return why
+    if bound:
+        tolerations = (pod.get("spec") or {}).get("tolerations")
+        taint = find_untolerated_taint(tolerations, target.node["spec"]["taints"], (NO_EXECUTE,))
+        return None if taint is None else f"taint {taint_string(taint)} is not tolerated (the kubelet checks NoExecute)"
+    verdict = taint_filter(pod, target.node)
+    return None if verdict.admit else verdict.detail
+
+
+def _not_resourced(pod: Mapping[str, Any], target: Target, claims: dra.ClaimDevices, bound: bool) -> str | None:
+    """Why the pod's devices and resource claims keep it off the target (None: they do not)."""
+    devices, unclaimable = _devices(pod, claims)
+    if unclaimable:
+        return f"its ResourceClaimTemplate {', '.join(unclaimable)} does not exist in its namespace"
+    if bound and (pod.get("spec") or {}).get("resourceClaims"):
+        return (
+            "its resource claims are allocated by the scheduler, which spec.nodeName bypasses: the kubelet waits for "
+            "them and does not start it"
+        )
+    allocatable = target.node.get("status", {}).get("allocatable")
+    if allocatable is not None:  # resource fit on pool nodes (the control plane's hardware is unknown)
+        missing = [r for r in devices if allocatable.get(r, "0") == "0"]
+        return f"its nodes have no {', '.join(missing)} (Insufficient {missing[0]})" if missing else None
+    return None
 
 
 def placement_of(

@@ -161,8 +161,13 @@ def tenant_rules(cluster: Cluster, backend: SchedulerBackend) -> dict[str, list[
 
 def rules(c: Contract) -> list[Rule]:
     """The tenant's rules, in the order the policy lists them."""
+    return [*_toleration_rules(c), *_scheduling_rules(c)]
+
+
+def _toleration_rules(c: Contract) -> list[Rule]:
+    """What the tenant's pods may tolerate: only the pools of its workload classes, by key and value."""
     t = c.tenant
-    out = [
+    return [
         Rule(
             "wildcard-toleration",
             f"tenant {t}: a toleration without a key tolerates every taint, other pools' and the control plane's "
@@ -194,6 +199,14 @@ def rules(c: Contract) -> list[Rule]:
                 any(all(_granted(tol, c.governed, g) for tol in _tolerations(p)) for g in c.grants) for p in s.pods
             ),
         ),
+    ]
+
+
+def _scheduling_rules(c: Contract) -> list[Rule]:
+    """How the tenant's pods reach the scheduler: through it (no nodeName), at a class they may use, with the
+    scheduler and queue of the policy's backend."""
+    t = c.tenant
+    return [
         Rule(
             "node-name",
             f"tenant {t}: spec.nodeName skips the scheduler, and with it the NoSchedule taints it checks "
@@ -230,7 +243,6 @@ def rules(c: Contract) -> list[Rule]:
             lambda s: _queue_holds(c, s),
         ),
     ]
-    return out
 
 
 def _classes(c: Contract) -> str:

@@ -77,9 +77,7 @@ def excess(cluster: Cluster, w: Workload, t: dict) -> Excess | None:
     if key in (cluster.keys.control_plane, CONTROL_PLANE_TAINT):
         return Excess("control-plane", (), ())
     bounds = _bounds(cluster, w)
-    instead = {(o.key, o.value, o.effect): {"key": o.key, "operator": "Equal", "value": o.value, "effect": o.effect}
-               for p in bounds for o in own_taints(cluster, p) if o.key == key}  # fmt: skip
-    within = tuple(instead[k] for k in sorted(instead))
+    within = _within(cluster, bounds, key)
     exists = t.get("operator") == "Exists"
     value = None if exists else t.get("value", "")
     if key == cluster.keys.slurm_only and (slurm := tuple(p for p in bounds if _carries(p, key, value))):
@@ -91,6 +89,13 @@ def excess(cluster: Cluster, w: Workload, t: dict) -> Excess | None:
     if (key, value) in placed or any(o["value"] == value for o in within):
         return None
     return Excess("value", outside, within)
+
+
+def _within(cluster: Cluster, bounds: tuple[Pool, ...], key: str) -> tuple[dict, ...]:
+    """The tolerations (operator Equal) of the taints of `key` that the pools `bounds` have of their own, sorted."""
+    instead = {(o.key, o.value, o.effect): {"key": o.key, "operator": "Equal", "value": o.value, "effect": o.effect}
+               for p in bounds for o in own_taints(cluster, p) if o.key == key}  # fmt: skip
+    return tuple(instead[k] for k in sorted(instead))
 
 
 def _carries(pool: Pool, key: str, value: str | None) -> bool:
