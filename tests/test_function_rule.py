@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from radon.complexity import cc_visit
+from radon.visitors import ComplexityVisitor
 
 from tests.conftest import REPO
 
@@ -47,7 +47,6 @@ class Function:
 def functions(source: str) -> list[Function]:
     """Every function and method of `source`, nested ones included, measured."""
     tree = ast.parse(source)
-    complexity = {block.lineno: block.complexity for block in _radon_functions(cc_visit(source))}
     comments = [
         (token.start[0], token.string)
         for token in tokenize.generate_tokens(io.StringIO(source).readline)
@@ -80,23 +79,18 @@ def functions(source: str) -> list[Function]:
                 node.name,
                 node.lineno,
                 node.end_lineno - start + 1,
-                complexity[node.lineno],
+                _complexity(node),
                 _reasons(own),
             )
         )
     return out
 
 
-def _radon_functions(blocks: list) -> list:
-    """radon's functions, methods and closures, flattened."""
-    out = []
-    for block in blocks:
-        if hasattr(block, "closures"):  # a function or method
-            out.append(block)
-            out += _radon_functions(block.closures)
-        else:  # a class
-            out += _radon_functions([*block.methods, *block.inner_classes])
-    return out
+def _complexity(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """radon's cyclomatic complexity of the function (its nested functions not included, as radon counts)."""
+    visitor = ComplexityVisitor()
+    visitor.visit(node)
+    return visitor.functions[0].complexity
 
 
 def _docstring(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
