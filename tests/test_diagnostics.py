@@ -42,11 +42,13 @@ def test_json_format_is_stable(tmp_path) -> None:
     doc = json.loads(result.stdout)
     assert doc["version"] == 1
     first = doc["diagnostics"][0]
-    assert set(first) == {"file", "line", "column", "severity", "code", "rule", "message", "hint", "path"}
-    assert (first["line"], first["column"], first["code"], first["path"]) == (
+    assert set(first) == {"file", "line", "column", "severity", "code", "id", "rule", "message", "hint", "path"}
+    assert (first["line"], first["column"], first["code"], first["id"], first["rule"], first["path"]) == (
         14,
         47,
         "PC102",
+        "shape/wrong-type",
+        "wrong-type",
         "/spec/nodePools/0/gpu/count",
     )
 
