@@ -40,7 +40,7 @@ SAME_TOPIC = {
     "node_agents": "DaemonSets' tolerations emitted (backends) and proven (proof)",
     "slurm": "Slurm's formats (gpu), its files emitted (backends) and checked (checks)",
     "workloads": "templates emitted (backends) and checked (checks)",
-    "codes": "the catalogue, and each backend's rules that join it",
+    "codes": "the catalogue, each backend's rules that join it, and the command that prints it",
     "settings": "a face of each scheduler backend",
     "rules": "a face of each scheduler backend",
     "backend": "a face of each scheduler backend",
