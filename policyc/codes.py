@@ -1,22 +1,27 @@
 """The catalogue of diagnostic codes.
 
-Every diagnostic policyc reports carries one of these stable codes. Codes are never reused or renumbered;
-a retired code stays in the table, marked retired. A scheduler backend's own rules live in its package
-(`<package>.codes.RULES`) and join the catalogue here. The hundreds group the stage that finds the problem:
+Every diagnostic carries a stable code, which users match on (CI rules, code scanning's dismissed alerts, scripts
+reading the JSON output). Each rule has two names that never change:
 
-- PC0xx  reading the file (YAML syntax, encoding, size, tags, duplicate keys)
-- PC1xx  shape of the policy (unknown fields, types, required fields, allowed values)
-- PC2xx  Kubernetes syntax of names, labels, taints and quantities
-- PC3xx  references between parts of the policy and uniqueness of names
-- PC4xx  meaning: quotas, queues, priorities, pools
-- PC5xx  the proof: admission and placement of the emitted templates
-- PC6xx-PC8xx  a scheduler backend's own rules (a range per backend), and the choice of backend (PC701, PC702)
-- PC9xx  the compiler's own output failed verification (a policyc bug, or a limit of the target)
+- its identity, ``<family>/<name>`` (``meaning/quota-below-queue``), as OPA's linter Regal names its rules by
+  category: a family is a stage of the compiler or a backend, and holds any number of rules, so identities never
+  run out;
+- its code, what its diagnostics print: ``PCnnn`` for the rules numbered before identities came (the number is a
+  permanent alias: never reused, renumbered or dropped), the identity itself for a rule added since. No new rule
+  takes a number: PC4xx held 79 rules, and a new backend or family of backends would have no hundred left.
+
+`lookup` finds a rule by either, or by its name alone. The families of the shared rules are `_SHARED_FAMILIES`, each
+the family of one hundred's numbered rules (PC701 and PC702 are ``scheduler``'s); a shared rule without a number
+states its family (``Rule(None, "name", ..., family="meaning")``). A backend's rules live in its package
+(`<package>.codes.RULES`) and join the catalogue here, in the family named as the backend (`policyc.registry`): their
+numbered codes are in a hundred of its own among PC6xx-PC8xx, with a few PC4xx.
+
+`policyc codes` prints the catalogue, and one rule's explanation, example and fix (`policyc.commands.codes`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import cache
 
@@ -29,11 +34,37 @@ class Severity(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    code: str
+    code: str | None
+    """What its diagnostics print: its PCnnn, or (in the catalogue) its identity for a rule without a number."""
     name: str
+    """Kebab-case, unique in the whole catalogue: checks create diagnostics by name (`policyc.diagnostics.diag`)."""
     severity: Severity
     summary: str
+    family: str = ""
+    """Set by the catalogue (see the module's docstring); stated only by a shared rule without a number."""
 
+    @property
+    def id(self) -> str:
+        """Its identity, ``<family>/<name>``."""
+        return f"{self.family}/{self.name}"
+
+    @property
+    def numbered(self) -> bool:
+        """Whether its code is a PCnnn number (kept as an alias of its identity)."""
+        return self.code is not None and "/" not in self.code
+
+
+_SHARED_FAMILIES: dict[str, tuple[str, str]] = {
+    "file": ("PC0", "reading the file: YAML syntax, encoding, size, tags, duplicate keys"),
+    "shape": ("PC1", "the shape of the policy: unknown fields, types, required fields, allowed values"),
+    "kubernetes": ("PC2", "Kubernetes syntax of names, labels, taints and quantities"),
+    "reference": ("PC3", "references between parts of the policy, and uniqueness of names"),
+    "meaning": ("PC4", "what the policy means: quotas, queues, priorities, pools, devices, Slurm, alerts, autoscaling"),
+    "proof": ("PC5", "the proof: admission and placement of the emitted templates"),
+    "scheduler": ("PC7", "the choice of scheduler backend"),
+    "verify": ("PC9", "the compiler's own output failed verification (a policyc bug, or a limit of the target)"),
+}
+"""The families of the shared rules: name -> (the hundred of their numbered codes, what they are about)."""
 
 _RULES: tuple[Rule, ...] = (
     # PC0xx: reading the file
@@ -653,25 +684,48 @@ _RULES: tuple[Rule, ...] = (
 
 
 @cache
-def _catalogue() -> tuple[dict[str, Rule], dict[str, Rule]]:
-    """(code -> rule, name -> rule) of policyc's rules and every registered backend's (`policyc.registry`)."""
+def _catalogue() -> tuple[dict[str, Rule], dict[str, Rule], dict[str, str]]:
+    """(code -> rule, name -> rule, family -> what it is about) of policyc's rules and every registered backend's
+    (`policyc.registry`), numbered codes first, in order, then the others by identity."""
     from policyc import registry
 
-    backends = [r for module in registry.every_codes() for r in module.RULES]
-    rules = {r.code: r for r in sorted((*_RULES, *backends), key=lambda r: r.code)}
-    return rules, {r.name: r for r in rules.values()}
+    family_of = {hundred: family for family, (hundred, _) in _SHARED_FAMILIES.items()}
+    rules = [_member(r, r.family or family_of[(r.code or "")[:3]]) for r in _RULES]
+    families = {family: about for family, (_, about) in _SHARED_FAMILIES.items()}
+    for family, backends in registry.every_codes().items():
+        for backend, module in backends.items():
+            rules.extend(_member(r, backend) for r in module.RULES)
+            families[backend] = f"the rules of the {family} backend '{backend}'"
+    by_code = {r.code: r for r in sorted(rules, key=lambda r: (not r.numbered, r.code))}
+    return by_code, {r.name: r for r in by_code.values()}, families
 
 
-def __getattr__(name: str) -> dict[str, Rule]:
-    """`RULES` (code -> rule) and `BY_NAME` (name -> rule), built on first use rather than at import, so that a
-    backend's `codes`, which imports this module, can be imported first."""
+def _member(rule: Rule, family: str) -> Rule:
+    """`rule` as the catalogue holds it: in `family`, its code its identity when it has no number."""
+    return replace(rule, family=family, code=rule.code or f"{family}/{rule.name}")
+
+
+def __getattr__(name: str) -> dict[str, Rule] | dict[str, str]:
+    """`RULES` (code -> rule), `BY_NAME` (name -> rule) and `FAMILIES` (family -> what it is about), built on first
+    use rather than at import, so that a backend's `codes`, which imports this module, can be imported first."""
     if name == "RULES":
         return _catalogue()[0]
     if name == "BY_NAME":
         return _catalogue()[1]
+    if name == "FAMILIES":
+        return _catalogue()[2]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def rule(name: str) -> Rule:
     """The rule with the given kebab-case name (a KeyError here is a programming error)."""
     return _catalogue()[1][name]
+
+
+def lookup(text: str) -> Rule | None:
+    """The rule `text` names, in any case: its code (``PC414``), its identity (``meaning/...``) or its name."""
+    wanted = text.strip().lower()
+    for r in _catalogue()[0].values():
+        if wanted in (str(r.code).lower(), r.id, r.name):
+            return r
+    return None

@@ -73,13 +73,13 @@ def spelling(word: str) -> str:
     return re.sub(r"[\s_\-.]", "", word).lower()
 
 
-def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
-    """A "did you mean 'x'?" hint for the closest candidate, or a list of the few valid ones."""
+def did_you_mean(word: str, candidates: Iterable[str], *, list_few: bool = True) -> str | None:
+    """A "did you mean 'x'?" hint for the closest candidate, else (if `list_few`) a list of the few valid ones."""
     options = sorted(set(candidates))
     match = closest(word, options)
     if match is not None:
         return f"did you mean '{match}'?"
-    if options and len(options) <= 6:
+    if list_few and options and len(options) <= 6:
         return "expected one of " + ", ".join(f"'{o}'" for o in options)
     return None
 
@@ -100,11 +100,19 @@ def where(path: Path) -> str:
     """How a message names a place in the policy: ``'nodePools[2].gpu'`` (the ``spec.`` is implied)."""
     if not path:
         return "the policy"
-    parts = path[1:] if path[0] == "spec" and len(path) > 1 else path
+    return f"'{dotted(path[1:] if path[0] == 'spec' and len(path) > 1 else path)}'"
+
+
+def dotted(path: Path, brackets: str = "") -> str:
+    """A path as code writes it: ``nodePools[2].gpu``. After the first part, a key that is empty or holds one of the
+    characters of `brackets` is written in brackets too: ``resources[nvidia.com/gpu]`` for ``brackets="./"``."""
     out = ""
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return f"'{out}'"
+    for part in path:
+        if isinstance(part, int) or (out and brackets and (not part or any(c in part for c in brackets))):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
 
 
 QUOTED = 40

@@ -56,6 +56,7 @@ def every_settings() -> list[ModuleType]:
     return [settings(name) for name in SCHEDULERS]
 
 
-def every_codes() -> list[ModuleType]:
-    """Every registered backend's `codes` face, family by family, in registry order."""
-    return [face(family, name, "codes") for family, table in FAMILIES.items() for name in table]
+def every_codes() -> dict[str, dict[str, ModuleType]]:
+    """Family -> backend name -> its `codes` face, in registry order. A backend's name names its family of rules in
+    the catalogue (`policyc.codes`), so no two backends share a name, even in different families."""
+    return {family: {name: face(family, name, "codes") for name in table} for family, table in FAMILIES.items()}

@@ -41,11 +41,10 @@ SAME_TOPIC = {
     "slurm": "Slurm's formats (gpu), its files emitted (backends) and checked (checks)",
     "workloads": "resolved (resolve), their templates emitted (backends) and checked (checks)",
     "nodes": "nodes and pools resolved (resolve), their labels and taints written (backends)",
-    "codes": "the catalogue, and each backend's rules that join it",
+    "codes": "the catalogue, each backend's rules that join it, and the command that prints it",
     "settings": "a face of each scheduler backend",
     "rules": "a face of each scheduler backend",
     "backend": "a face of each scheduler backend",
-    "conf": "a scheduler backend's model of the configuration file it writes",
 }
 """Module names used in more than one folder, and the one topic they share."""
 
@@ -130,10 +129,13 @@ def floor_of() -> dict[str, str]:
 
 
 def test_the_map_names_every_package_and_top_level_module_once() -> None:
-    """The root, every module and package at the top of `policyc/`, and every scheduler backend's package."""
+    """The root, every module and package at the top of `policyc/`, and every scheduler backend's package (a package
+    right inside `backends/`)."""
     named = [_entry_module(e) for _, names, _ in package_map() for e in names]
     assert len(named) == len(set(named)), [n for n, c in Counter(named).items() if c > 1]
-    backends = {n for n, p in modules().items() if p.name == "__init__.py" and n.startswith("policyc.backends.")}
+    backends = {
+        n for n, p in modules().items() if p.name == "__init__.py" and re.fullmatch(r"policyc\.backends\.\w+", n)
+    }
     tree = {"policyc", *(n for n in modules() if n.count(".") == 1), *backends}
     assert set(named) == tree, {"not in the map": tree - set(named), "not in the tree": set(named) - tree}
 

@@ -8,6 +8,7 @@ import shutil
 from click.testing import CliRunner
 
 from policyc.commands.cli import main
+from policyc.diagnostics import did_you_mean, dotted, where
 from tests.conftest import REPO
 
 FIVE_MISTAKES = REPO / "tests" / "cases" / "five-mistakes.yaml"
@@ -42,11 +43,13 @@ def test_json_format_is_stable(tmp_path) -> None:
     doc = json.loads(result.stdout)
     assert doc["version"] == 1
     first = doc["diagnostics"][0]
-    assert set(first) == {"file", "line", "column", "severity", "code", "rule", "message", "hint", "path"}
-    assert (first["line"], first["column"], first["code"], first["path"]) == (
+    assert set(first) == {"file", "line", "column", "severity", "code", "id", "rule", "message", "hint", "path"}
+    assert (first["line"], first["column"], first["code"], first["id"], first["rule"], first["path"]) == (
         14,
         47,
         "PC102",
+        "shape/wrong-type",
+        "wrong-type",
         "/spec/nodePools/0/gpu/count",
     )
 
@@ -57,3 +60,21 @@ def test_validate_writes_nothing_and_passes_on_the_examples(tmp_path) -> None:
     result = CliRunner().invoke(main, ["validate", str(policy), str(REPO / "policies" / "minimal.yaml")])
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ai-prod.yaml"]
+
+
+def test_paths_are_named_as_code_writes_them() -> None:
+    assert where(("spec", "nodePools", 2, "gpu")) == "'nodePools[2].gpu'"
+    assert where(("spec",)) == "'spec'"
+    assert where(()) == "the policy"
+    assert dotted(("tiers", 1, "plugins", 0)) == "tiers[1].plugins[0]"
+    # Keys holding one of `brackets` are bracketed after the first part; without `brackets` they are joined with dots.
+    name = ("binpack.resources.nvidia.com/gpu", "sra", "resourceWeight", "nvidia.com/gpu", "", 3)
+    assert dotted(name, brackets="./*") == "binpack.resources.nvidia.com/gpu.sra.resourceWeight[nvidia.com/gpu][][3]"
+    assert dotted(name) == "binpack.resources.nvidia.com/gpu.sra.resourceWeight.nvidia.com/gpu.[3]"
+
+
+def test_did_you_mean_lists_few_candidates_only_when_asked() -> None:
+    assert did_you_mean("plugin", ["plugins"]) == "did you mean 'plugins'?"
+    assert did_you_mean("xyz", ["plugins"]) == "expected one of 'plugins'"
+    assert did_you_mean("xyz", ["plugins"], list_few=False) is None
+    assert did_you_mean("xyz", [f"name{i}" for i in range(7)]) is None  # seven are too many to list

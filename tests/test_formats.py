@@ -49,6 +49,9 @@ def test_sarif_log() -> None:
     rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
     assert rules["PC302"]["defaultConfiguration"]["level"] == "error"
     assert rules["PC302"]["shortDescription"]["text"]
+    # the id stays the code the text prints (code scanning keys alerts on it); the identity is a property
+    assert rules["PC302"]["properties"] == {"identity": "reference/unknown-gpu-tier", "tags": ["reference"]}
+    assert rules["PC302"]["help"]["text"].endswith("`policyc codes PC302` explains it.")
     results = run["results"]
     assert [r["ruleId"] for r in results] == ["PC102", "PC203", "PC101", "PC204", "PC302"]
     loc = results[0]["locations"][0]["physicalLocation"]

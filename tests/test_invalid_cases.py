@@ -117,8 +117,8 @@ def write_output(case: Case, rendered: str) -> None:
 
 def expected_codes(case: Path) -> list[str]:
     first = case.read_text(encoding="utf-8", errors="replace").splitlines()[0]
-    match = re.fullmatch(r"# expect: ((?:PC\d{3} ?)+)", first.strip())
-    assert match, f"{case.name} must start with '# expect: PCnnn'"
+    match = re.fullmatch(r"# expect: ((?:(?:PC\d{3}|[a-z0-9-]+/[a-z0-9-]+) ?)+)", first.strip())
+    assert match, f"{case.name} must start with '# expect: <code> ...' (PCnnn, or a rule's identity family/name)"
     return match.group(1).split()
 
 

@@ -279,6 +279,30 @@ def report(policy: str, fmt: str, output: str | None) -> None:
     sys.exit(EXIT_OK if compilation.ok else EXIT_FAILED)
 
 
+@main.command("codes")
+@click.argument("code", required=False)
+@click.option("--family", help="Only the rules of this family (file, shape, meaning, ..., or a backend's name).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
+              help="A table (one code: its explanation), JSON, or Markdown (as docs/codes.md).")  # fmt: skip
+def codes_command(code: str | None, family: str | None, fmt: str) -> None:
+    """List the diagnostic codes, or explain CODE (a code such as PC414, its identity or its name): what it means, a
+    policy that triggers it, what policyc says and the fix."""
+    from policyc.commands import codes
+
+    if code is not None and family is not None:
+        raise click.UsageError("give a CODE or --family, not both")
+    try:
+        text = (
+            codes.render_one(codes.find(code), fmt)
+            if code is not None
+            else codes.render_list(codes.rules_of(family), fmt)
+        )
+    except codes.UnknownName as e:
+        click.echo(f"policyc: {e}", err=True)
+        sys.exit(EXIT_USAGE)
+    click.echo(text, nl=False)
+
+
 def run() -> NoReturn:
     """Entry point: `main`, with an interrupt as exit code 130 and internal errors as 3 with a short message.
 

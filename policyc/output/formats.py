@@ -37,7 +37,8 @@ def render_text(report: Report, style: Callable[[str, Severity], str] | None = N
 
 
 def to_json(reports: Sequence[Report]) -> str:
-    """A stable JSON document (version 1) of every diagnostic of every report."""
+    """A stable JSON document (version 1) of every diagnostic of every report: its `code` as the text prints it, its
+    rule's identity (`id`, see `policyc.codes`) and name (`rule`)."""
     items = [
         {
             "file": report.file,
@@ -45,6 +46,7 @@ def to_json(reports: Sequence[Report]) -> str:
             "column": d.column or 1,
             "severity": str(d.severity),
             "code": d.code,
+            "id": d.rule.id,
             "rule": d.rule.name,
             "message": d.message,
             "hint": d.hint,
@@ -72,13 +74,18 @@ def to_github(reports: Sequence[Report]) -> str:
     lines = []
     for report, d in entries:
         props = (f"file={_escape_property(_uri(report.file))},line={d.line or 1},col={d.column or 1},"
-                 f"title={_escape_property(d.code + ' ' + d.rule.name)}")  # fmt: skip
+                 f"title={_escape_property(_title(d))}")  # fmt: skip
         lines.append(f"::{_GITHUB_COMMAND[d.severity]} {props}::{_escape_data(_text(d))}")
     if entries:
         errors = sum(1 for _, d in entries if d.severity is Severity.ERROR)
         lines.append(f"policyc: {errors} error(s), {len(entries) - errors} other diagnostic(s):")
         lines.extend(render_text(r) for r in reports if r.diagnostics)
     return "\n".join(lines)
+
+
+def _title(d: Diagnostic) -> str:
+    """``PCnnn name`` for a numbered rule, the identity (which holds the name) for the others."""
+    return f"{d.code} {d.rule.name}" if d.rule.numbered else d.code
 
 
 def _uri(file: str) -> str:
@@ -93,15 +100,19 @@ def _uri(file: str) -> str:
 
 
 def to_sarif(reports: Sequence[Report]) -> str:
-    """A SARIF 2.1.0 log with one run, every rule of the catalogue, and a result per diagnostic."""
+    """A SARIF 2.1.0 log with one run, every rule of the catalogue, and a result per diagnostic.
+
+    A rule's `id` is its code as the text prints it (code scanning matches alerts across runs by it, so a dismissed
+    alert stays dismissed); its identity and family are properties."""
     rules = [
         {
             "id": r.code,
             "name": "".join(part.capitalize() for part in r.name.split("-")),
             "shortDescription": {"text": r.summary},
             "fullDescription": {"text": r.summary},
-            "help": {"text": f"{r.code} {r.name}: {r.summary}"},
+            "help": {"text": f"{r.code} {r.name}: {r.summary} `policyc codes {r.code}` explains it."},
             "defaultConfiguration": {"level": str(r.severity)},
+            "properties": {"identity": r.id, "tags": [r.family]},
         }
         for r in codes.RULES.values()
     ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from policyc.backends.volcano.backend import scheduler_conf_with_origins
-from policyc.backends.volcano.conf import check_actions, check_conf
+from policyc.backends.volcano.conf.check import check_actions, check_conf
 from policyc.checks import queue_tree
 from policyc.diagnostics import Diagnostic, diag, listing
 from policyc.ir import Cluster, PriorityClass, Tenant, Workload, queue_chain

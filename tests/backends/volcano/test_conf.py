@@ -1,4 +1,4 @@
-"""The strict model of volcano-scheduler.conf (policyc.backends.volcano.conf)."""
+"""The strict model of volcano-scheduler.conf (policyc.backends.volcano.conf): its facts and its checker."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from policyc.backends.volcano import conf as vc
-from policyc.backends.volcano.conf import Finding, check_actions, check_conf, check_plugin
+from policyc.backends.volcano import conf
+from policyc.backends.volcano.conf import facts, terms
+from policyc.backends.volcano.conf.check import Finding, check_actions, check_conf, check_plugin
 from policyc.codes import BY_NAME
 
 # --------------------------------------------------------------------------------------------------------------
@@ -220,35 +221,39 @@ def test_capacity_hierarchy_fixture_really_enables_hierarchy():
 
 
 def test_tables_match_the_registries():
-    assert len(vc.ACTIONS) == len(set(vc.ACTIONS)) == 8
-    assert len(vc.PLUGINS) == 24
-    assert {"numa-aware", "task-topology", "network-topology-aware", "resource-strategy-fit"} <= set(vc.PLUGINS)
-    off = {flag for flag, default in vc.PLUGIN_FLAGS.items() if not default}
+    assert len(facts.ACTIONS) == len(set(facts.ACTIONS)) == 8
+    assert len(facts.PLUGINS) == 24
+    assert {"numa-aware", "task-topology", "network-topology-aware", "resource-strategy-fit"} <= set(facts.PLUGINS)
+    off = {flag for flag, default in facts.PLUGIN_FLAGS.items() if not default}
     assert off == {"enableHierarchy", "enabledClusterOrder"}
-    assert len(vc.PLUGIN_FLAGS) == 25
-    assert "enabledHierarchy" not in vc.PLUGIN_FLAGS
-    assert {"enabledVictim", "enabledOverused", "enabledAllocatable"} <= set(vc.PLUGIN_FLAGS)
+    assert len(facts.PLUGIN_FLAGS) == 25
+    assert "enabledHierarchy" not in facts.PLUGIN_FLAGS
+    assert {"enabledVictim", "enabledOverused", "enabledAllocatable"} <= set(facts.PLUGIN_FLAGS)
 
 
 def test_tables_describe_argument_types():
-    binpack = vc.PLUGINS["binpack"]
-    assert binpack.arguments["binpack.weight"].kind is vc.Kind.INT
+    binpack = facts.PLUGINS["binpack"]
+    assert binpack.arguments["binpack.weight"].kind is terms.Kind.INT
     assert binpack.families[0].prefix == "binpack.resources."
     assert binpack.families[0].listed_by == "binpack.resources"
-    assert vc.PLUGINS["network-topology-aware"].families[0].prefix == "hypernode.binpack.resources."
-    assert vc.PLUGINS["tdm"].families[0].value.effect is vc.Effect.PANIC
-    rsf = vc.PLUGINS["resource-strategy-fit"].arguments
-    assert isinstance(rsf["resources"], vc.MapOf) and isinstance(rsf["sra"], vc.Struct)
-    assert isinstance(vc.PLUGINS["rescheduling"].arguments["strategies"], vc.ListOf)
-    assert isinstance(vc.PLUGINS["usage"].arguments["estimator"], vc.Struct)
-    assert isinstance(vc.PLUGINS["deviceshare"].arguments["deviceshare.GPUExclusiveRules"], vc.ListOf)
+    assert facts.PLUGINS["network-topology-aware"].families[0].prefix == "hypernode.binpack.resources."
+    assert facts.PLUGINS["tdm"].families[0].value.effect is terms.Effect.PANIC
+    rsf = facts.PLUGINS["resource-strategy-fit"].arguments
+    assert isinstance(rsf["resources"], terms.MapOf) and isinstance(rsf["sra"], terms.Struct)
+    assert isinstance(facts.PLUGINS["rescheduling"].arguments["strategies"], terms.ListOf)
+    assert isinstance(facts.PLUGINS["usage"].arguments["estimator"], terms.Struct)
+    assert isinstance(facts.PLUGINS["deviceshare"].arguments["deviceshare.GPUExclusiveRules"], terms.ListOf)
+
+
+MODULES = sorted(Path(conf.__file__).parent.glob("*.py"))
+"""The modules of the package: its facts, the terms they are written in, and the checker."""
 
 
 def test_every_rule_used_exists_in_the_catalogue():
-    source = Path(vc.__file__).read_text(encoding="utf-8")
     used = {
         node.value
-        for node in ast.walk(ast.parse(source))
+        for module in MODULES
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8")))
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in BY_NAME
     }
     allowed = {
@@ -264,12 +269,23 @@ def test_every_rule_used_exists_in_the_catalogue():
     assert used == allowed
 
 
-def test_module_imports_only_the_standard_library_policycs_messages_and_quantities_and_the_action_names():
-    tree = ast.parse(Path(vc.__file__).read_text(encoding="utf-8"))
-    modules = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-    modules |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+def test_package_imports_only_the_standard_library_policycs_messages_and_quantities_and_the_action_names():
+    trees = [ast.parse(module.read_text(encoding="utf-8")) for module in MODULES]
+    modules = {a.name for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names}
+    modules |= {n.module for tree in trees for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     allowed = {"__future__", "re", "collections.abc", "dataclasses", "enum", "typing"}
-    assert modules <= allowed | {"policyc.diagnostics", "policyc.k8s.quantity", "policyc.backends.volcano.settings"}
+    allowed |= {"policyc.diagnostics", "policyc.k8s.quantity", "policyc.backends.volcano.settings"}
+    own = {"policyc.backends.volcano.conf.terms", "policyc.backends.volcano.conf.facts"}
+    assert modules - own <= allowed
+
+
+def test_the_facts_are_declarations_and_the_checker_holds_the_code():
+    """The facts module reads like Volcano's documentation: tables written in the terms, no function of its own."""
+    tree = ast.parse(Path(facts.__file__).read_text(encoding="utf-8"))
+    code = [
+        ast.dump(node)[:60] for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.Lambda | ast.ClassDef)
+    ]
+    assert code == []
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import pytest
 from policyc.backends import workloads
 from policyc.backends.volcano import capacity
 from policyc.backends.volcano.backend import CONFIG_KEY, CONFIGMAP_NAME
-from policyc.backends.volcano.conf import check_actions, check_conf
+from policyc.backends.volcano.conf.check import check_actions, check_conf
 from policyc.codes import Severity, rule
 from policyc.proof.placement import placement_of
 from tests.backends.volcano import vectors
