@@ -37,6 +37,21 @@ def missing_shared_data(what: Path) -> NoReturn:
     pytest.skip(reason)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Slow tests first: under -n their worker waits on pip while the others run the rest, rather than at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+def inner_pytest_env(**extra: str) -> dict[str, str]:
+    """The environment for a pytest run in a subprocess: this one's, less what pytest-xdist sets for its workers.
+
+    The inner run is a session of its own; inheriting PYTEST_XDIST_WORKER would make syrupy there take itself for
+    a worker and skip its check for unused snapshots.
+    """
+    worker = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")
+    return {**{k: v for k, v in os.environ.items() if k not in worker}, **extra}
+
+
 def example_policies() -> list[Path]:
     return sorted(POLICIES.glob("*.yaml"))
 

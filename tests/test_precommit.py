@@ -1,8 +1,9 @@
 """The pre-commit hooks, run by the real pre-commit against temporary git repositories.
 
 The hooks come from a snapshot of this checkout's files as they are on disk, so uncommitted changes are
-tested. Slow the first time (pre-commit installs policyc into its own environment); the environment is
-shared by the tests of this module.
+tested. Each repository names the snapshot in its .pre-commit-config.yaml, as a user's does, so pre-commit
+installs policyc into its own environment once (slow) and every test of this module reuses it (`try-repo`
+would install it afresh on every call). Under pytest-xdist they run on one worker (`--dist loadfile`), sharing it.
 """
 
 from __future__ import annotations
@@ -80,6 +81,13 @@ def _repo(tmp_path: Path, env: dict, files: dict[str, str]) -> Path:
     return repo
 
 
+def _config(hooks_repo: str, hook: str, *settings: str) -> dict[str, str]:
+    """A .pre-commit-config.yaml taking `hook` from the snapshot at its commit, as a user's takes it from a tag."""
+    rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=hooks_repo, capture_output=True, text=True).stdout
+    config = f"repos:\n- repo: {hooks_repo}\n  rev: {rev.strip()}\n  hooks:\n  - id: {hook}\n"
+    return {".pre-commit-config.yaml": config + "".join(f"    {line}\n" for line in settings)}
+
+
 def _pre_commit(repo: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pre_commit", *args], cwd=repo, env=env, capture_output=True,
                           text=True, timeout=900)  # fmt: skip
@@ -94,12 +102,12 @@ def test_hooks_file_settings() -> None:
 
 @slow
 def test_validate_hook_passes_a_good_policy_and_catches_a_broken_one(tmp_path, env, hooks_repo) -> None:
-    repo = _repo(tmp_path, env, {"policies/good.yaml": GOOD})
-    result = _pre_commit(repo, env, "try-repo", hooks_repo, "policyc-validate", "--all-files")
+    repo = _repo(tmp_path, env, {"policies/good.yaml": GOOD, **_config(hooks_repo, "policyc-validate")})
+    result = _pre_commit(repo, env, "run", "--all-files")
     assert result.returncode == 0, result.stdout + result.stderr
     (repo / "policies" / "bad.yaml").write_text(BROKEN)
     _git(repo, "add", "-A", env=env)
-    result = _pre_commit(repo, env, "try-repo", hooks_repo, "policyc-validate", "--all-files")
+    result = _pre_commit(repo, env, "run", "--all-files")
     assert result.returncode == 1
     assert (
         "policies/bad.yaml:" in result.stdout and "PC302" in result.stdout and "did you mean 'a100'?" in result.stdout
@@ -110,12 +118,12 @@ def test_validate_hook_passes_a_good_policy_and_catches_a_broken_one(tmp_path, e
 def test_validate_hook_picks_policies_by_content_not_by_path(tmp_path, env, hooks_repo) -> None:
     files = {"policies/require-team-label.yaml": KYVERNO, "infra/gpu.yaml": GOOD,
              "charts/values.yaml": "replicas: {{ .Values.replicas }}\n"}  # fmt: skip
-    repo = _repo(tmp_path, env, files)
-    result = _pre_commit(repo, env, "try-repo", hooks_repo, "policyc-validate", "--all-files")
+    repo = _repo(tmp_path, env, {**files, **_config(hooks_repo, "policyc-validate")})
+    result = _pre_commit(repo, env, "run", "--all-files")
     assert result.returncode == 0, result.stdout + result.stderr
     (repo / "infra" / "gpu.yaml").write_text(BROKEN)
     _git(repo, "add", "-A", env=env)
-    result = _pre_commit(repo, env, "try-repo", hooks_repo, "policyc-validate", "--all-files")
+    result = _pre_commit(repo, env, "run", "--all-files")
     assert result.returncode == 1
     assert "infra/gpu.yaml:" in result.stdout and "PC302" in result.stdout
     assert "require-team-label" not in result.stdout and "values.yaml" not in result.stdout
@@ -126,10 +134,8 @@ def _check_repo(tmp_path: Path, env: dict, hooks_repo: str) -> Path:
 
     The snapshot builds the manifests: the checkout itself may change meanwhile (others edit it).
     """
-    rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=hooks_repo, capture_output=True, text=True).stdout
-    config = (f"repos:\n- repo: {hooks_repo}\n  rev: {rev.strip()}\n  hooks:\n  - id: policyc-check\n"
-              "    args: [policies/minimal.yaml, -o, manifests]\n")  # fmt: skip
-    repo = _repo(tmp_path, env, {"policies/minimal.yaml": GOOD, ".pre-commit-config.yaml": config})
+    config = _config(hooks_repo, "policyc-check", "args: [policies/minimal.yaml, -o, manifests]")
+    repo = _repo(tmp_path, env, {"policies/minimal.yaml": GOOD, **config})
     subprocess.run([sys.executable, "-m", "policyc", "build", "policies/minimal.yaml", "-o", "manifests"], cwd=repo,
                    env={**env, "PYTHONPATH": hooks_repo}, check=True, capture_output=True)  # fmt: skip
     _git(repo, "add", "-A", env=env)

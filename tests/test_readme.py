@@ -1,4 +1,4 @@
-"""The README's annotated example is a policy that compiles."""
+"""The README's examples work, and CI runs its test command."""
 
 from __future__ import annotations
 
@@ -24,3 +24,12 @@ def test_readme_library_example_runs(monkeypatch) -> None:
     scope: dict = {}
     exec(compile(example, "README.md", "exec"), scope)  # the documented five lines, as a user would run them
     assert scope["result"].ok and "kustomization.yaml" in scope["manifests"]
+
+
+def test_ci_runs_the_readme_test_command_in_parallel() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    commands = re.search(r"## Set-up\n.*?```sh\n(.*?)```", readme, re.S).group(1).splitlines()
+    test_command = commands[1].partition("#")[0].strip()  # the second: install with the test extra, run the tests
+    ci = [line for line in (REPO / ".ci" / "run").read_text().splitlines() if line and not line.startswith("#")]
+    assert ci[-1] == test_command, "the last step of .ci/run is the README's test command"
+    assert test_command.endswith("pytest -n auto"), test_command
