@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from policyc.language.load import Document
 
 
-@dataclass
+@dataclass(eq=False)
 class Compilation:
     report: Report
     cluster: Cluster | None = None

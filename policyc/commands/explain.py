@@ -15,7 +15,7 @@ from policyc.diagnostics import Path, where
 from policyc.proof.placement import CONTROL_PLANE, Cell, claim_templates, matrix, targets, workload_templates
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PlacementRow:
     workload: str
     role: str
@@ -28,7 +28,7 @@ class PlacementRow:
     reason: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ProvenanceRow:
     file: str
     kind: str
@@ -140,7 +140,7 @@ VERDICTS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PodExplanation:
     """What admission does with one manifest, and where its pods can land."""
 
