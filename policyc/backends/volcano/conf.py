@@ -93,7 +93,7 @@ class Effect(StrEnum):
     REJECTED = "Volcano rejects the whole file and keeps its previous configuration"
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True)
 class Scalar:
     kind: Kind
     effect: Effect
@@ -105,7 +105,7 @@ class Scalar:
     """What Volcano does with a well-typed value outside `choices`, the range or the syntax."""
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True)
 class Struct:
     """A nested mapping with fixed keys."""
 
@@ -114,7 +114,7 @@ class Struct:
     """What Volcano does when the value is not a mapping."""
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True)
 class MapOf:
     """A nested mapping with free keys (resource names) and values of one spec."""
 
@@ -126,7 +126,7 @@ class MapOf:
     """Called with the key and the mapping holding this one; returns (rule, message, hint) for a bad key."""
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True)
 class ListOf:
     item: Spec
     effect: Effect
@@ -135,7 +135,7 @@ class ListOf:
 Spec = Scalar | Struct | MapOf | ListOf
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True)
 class Family:
     """Argument keys with a variable suffix, such as ``binpack.resources.<resource>``."""
 
@@ -146,7 +146,7 @@ class Family:
     placeholder: str = "<name>"
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True)
 class PluginSpec:
     arguments: Mapping[str, Spec] = field(default_factory=dict)
     families: tuple[Family, ...] = ()
@@ -157,7 +157,7 @@ class PluginSpec:
     """Boolean arguments that must not both be true: (first, second, what Volcano does)."""
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True)
 class Conflict:
     """Two plugins that must not be enabled together."""
 
@@ -711,7 +711,7 @@ def _label(base: str, key: str | int) -> str:
 # Checking values against specs
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True)
 class _Ctx:
     owner: str  # "binpack argument"
 
