@@ -11,14 +11,20 @@ grows with the input. In-process figures are the best of --repeat runs, as timin
 Then, for every registered scheduler backend (`policyc.registry.SCHEDULERS`), the wall time of
 `python -m policyc build` of the largest policy as a fresh process, replacing its previous output (as a
 rebuild does) and into a new directory (median and minimum of max(--repeat, 5) runs each), and how the
-in-process build grows with 4x the input (best of --repeat at each size, as above); and the wall time of
-`policyc --version`, `--help` and `validate` of the shipped example as processes (median and minimum of
-max(--repeat, 5) runs). With --quick the largest size is the 1,250-node policy, not the 5,000-node one the
-targets are set for.
+in-process build grows with 4x the input (best of --repeat at each size, as above). With --quick the largest size
+is the 1,250-node policy, not the 5,000-node one the targets are set for.
+
+Last, the start: `policyc --version`, `--help` and `validate` of the shipped example as processes, beside the bare
+import of the packages policyc uses (`python -c "import pydantic, click, ruamel.yaml, jsonschema_rs"`), which
+the start is judged against, and beside that import with a pydantic model defined and validated (pydantic imports
+most of itself only then): all run in turns, round after round (--start-runs rounds after one to warm up), so that
+the machine's speed, which varies by the minute on a shared machine, weighs on all alike. It prints each one's
+median wall time and spread, and its ratio to the bare import: the ratio of the medians, and the middle half of
+the ratios within a round. With --start only this part runs.
 
 Process figures are for policyc as installed: its modules' bytecode is compiled first (pip does it on install),
 as an environment may set PYTHONDONTWRITEBYTECODE, and then every process would compile again each module edited
-since its bytecode was last written.
+since its bytecode was last written. The packages' own bytecode is pip's, as installed.
 """
 
 from __future__ import annotations
@@ -45,10 +51,20 @@ SIZES = [  # (nodes, pools, tenants, workloads)
 ]
 STAGES = ("load", "parse", "check", "emit", "verify", "prove", "render", "write")
 EXAMPLE = "policies/ai-prod.yaml"
-COMMANDS = (  # (label, arguments, target)
-    ("policyc --version", ["--version"], "≤ 0.1 s"),
-    ("policyc --help", ["--help"], "-"),
-    (f"policyc validate {EXAMPLE}", ["validate", EXAMPLE], "≤ 0.25 s"),
+PACKAGES = "import pydantic, click, ruamel.yaml, jsonschema_rs"
+BARE_IMPORT = "bare import of the packages"
+PYDANTIC_IN_USE = """
+from pydantic import BaseModel
+class Model(BaseModel):
+    name: str
+Model(name="policy")
+"""
+STARTS = (  # (label, arguments after the interpreter, target)
+    (BARE_IMPORT, ["-c", PACKAGES], "the reference"),
+    ("the same, with a pydantic model validated", ["-c", f"{PACKAGES}\n{PYDANTIC_IN_USE}"], "-"),
+    ("policyc --version", ["-m", "policyc", "--version"], "≤ 0.1 s"),
+    ("policyc --help", ["-m", "policyc", "--help"], "-"),
+    (f"policyc validate {EXAMPLE}", ["-m", "policyc", "validate", EXAMPLE], "≤ 2.0x the bare import"),
 )
 BUILD_TARGET = "≤ 1.0 s"
 GROWTH_TARGET = "≤ 4.4x"
@@ -135,6 +151,46 @@ def command_wall(
     return f"{statistics.median(walls):.3f} s (min {min(walls):.3f} s)", proc
 
 
+def starts(runs: int) -> dict[str, tuple[list[float], int]]:
+    """Label -> (wall times, last exit code) of each of `STARTS` as a fresh process, run in turns for `runs` rounds
+    after one round to warm up (the disk cache, the bytecode), which is not counted."""
+    walls: dict[str, list[float]] = {label: [] for label, _, _ in STARTS}
+    codes: dict[str, int] = {}
+    for round_ in range(runs + 1):
+        for label, args, _ in STARTS:
+            start = time.perf_counter()
+            proc = subprocess.run([sys.executable, *args], capture_output=True, cwd=REPO)
+            if round_:
+                walls[label].append(time.perf_counter() - start)
+            codes[label] = proc.returncode
+    return {label: (walls[label], codes[label]) for label in walls}
+
+
+def quartiles(values: list[float]) -> tuple[float, float]:
+    """The first and third quartiles: the middle half of `values`."""
+    first, _, third = statistics.quantiles(values, n=4)
+    return first, third
+
+
+def start_rows(measured: dict[str, tuple[list[float], int]]) -> list[list[str]]:
+    """Rows of the start's table: command, median wall time (min-max), ratio to the bare import (the ratio of the
+    medians, then the middle half of the ratios within a round), target."""
+    bare = measured[BARE_IMPORT][0]
+    rows = []
+    for label, _, target in STARTS:
+        walls, code = measured[label]
+        median = statistics.median(walls)
+        if label == BARE_IMPORT:
+            ratio = "1"
+        else:
+            low, high = quartiles([w / b for w, b in zip(walls, bare, strict=True)])
+            ratio = f"{median / statistics.median(bare):.2f}x ({low:.2f}-{high:.2f}x)"
+        failed = f" (failed: exit {code})" if code else ""
+        wall = f"{median * 1000:.0f} ms ({min(walls) * 1000:.0f}-{max(walls) * 1000:.0f}){failed}"
+        rows.append([label, wall, ratio, target])
+    return rows
+
+
 def failure(proc: subprocess.CompletedProcess) -> str | None:
     if not proc.returncode:
         return None
@@ -180,12 +236,25 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="the two smaller sizes only")
     parser.add_argument("--naive-sample", type=int, default=300, help="objects to check the naive way")
+    parser.add_argument("--start", action="store_true", help="only the start: commands beside the bare import")
+    parser.add_argument("--start-runs", type=int, default=21, help="rounds of the start's commands")
     args = parser.parse_args()
+    compileall.compile_dir(REPO / "policyc", quiet=1)
+    print(f"policyc benchmark ({os.cpu_count()} CPUs, Python {sys.version.split()[0]})\n")
+    if not args.start:
+        builds(SIZES[:2] if args.quick else SIZES, args)
+    print(f"start: process walls over {args.start_runs} rounds, median (min-max); ratio to the bare import\n")
+    header = ["command", "median (min-max)", "ratio: of the medians (middle half of a round's)", "target"]
+    print(" | ".join(header))
+    print(" | ".join("---" for _ in header))
+    for row in start_rows(starts(max(args.start_runs, 2))):
+        print(" | ".join(row))
+
+
+def builds(sizes: list[tuple[int, int, int, int]], args: argparse.Namespace) -> None:
+    """Print the in-process stages of each size, the naive verification, and each backend's process build."""
     from policyc.registry import SCHEDULERS
 
-    sizes = SIZES[:2] if args.quick else SIZES
-    runs = max(args.repeat, 5)
-    compileall.compile_dir(REPO / "policyc", quiet=1)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for nodes, pools, tenants, workloads in sizes:
@@ -196,13 +265,8 @@ def main() -> None:
             rows.append(((nodes, pools, tenants, workloads), figures, memory, cold))
         naive, ours, compared = naive_verification(rows[-1][1]["result"], args.naive_sample)
         backends = {name: backend_row(name, sizes, Path(tmp), args.repeat) for name in SCHEDULERS}
-    commands = [(label, *command_wall(cmd, runs), target) for label, cmd, target in COMMANDS]
 
-    print(
-        f"policyc benchmark ({os.cpu_count()} CPUs, Python {sys.version.split()[0]}; in-process figures best of "
-        f"{args.repeat}, process walls median of {runs})\n"
-    )
-    print("volcano, in-process stages:\n")
+    print(f"volcano, in-process stages (best of {args.repeat}):\n")
     header = ["nodes/pools/tenants/workloads", "objects", *STAGES, "total", "cold process", "peak MiB", "objects/s"]
     print(" | ".join(header))
     print(" | ".join("---" for _ in header))
@@ -218,7 +282,8 @@ def main() -> None:
           f"policyc {ours * 1e6:.1f} us/object on the same {compared} objects: {naive / ours:.0f}x faster")  # fmt: skip
 
     (nodes, _, tenants, _), (small_nodes, *_) = sizes[-1], sizes[-2]
-    print(f"\nper backend: {nodes:,}-node / {tenants}-tenant policy; growth {small_nodes:,} -> {nodes:,} nodes")
+    print(f"\nper backend: {nodes:,}-node / {tenants}-tenant policy; growth {small_nodes:,} -> {nodes:,} nodes; "
+          f"process walls median (min) of {max(args.repeat, 5)}")  # fmt: skip
     if args.quick:
         print(f"(--quick: the largest quick size; the targets are for the {SIZES[-1][0]:,}-node policy)")
     print()
@@ -228,13 +293,7 @@ def main() -> None:
     print(" | ".join("---" for _ in header))
     for name, cells in backends.items():
         print(" | ".join([name, *(" ".join(cell.split()).replace("|", "\\|") for cell in cells)]))
-
     print()
-    print("command | median (min) | target")
-    print("--- | --- | ---")
-    for label, wall, proc, target in commands:
-        failed = f" (failed: exit {proc.returncode})" if proc.returncode else ""
-        print(f"{label} | {wall}{failed} | {target}")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from policyc.diagnostics import Path
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Manifest:
     """One Kubernetes object and the policy paths it was built from (for `explain` and diagnostics)."""
 
@@ -15,7 +15,7 @@ class Manifest:
     sources: tuple[Path, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Artifact:
     """One output file: Kubernetes objects (a multi-document YAML file) or text (scripts, data)."""
 

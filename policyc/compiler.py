@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from policyc.language.parse import Parsed
 
 
-@dataclass
+@dataclass(eq=False)
 class Compilation:
     report: Report
     cluster: Cluster | None = None

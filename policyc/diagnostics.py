@@ -146,7 +146,7 @@ class PolicyError(Exception):
         self.diagnostics = list(diagnostics)
 
 
-@dataclass
+@dataclass(eq=False)
 class Report:
     """The diagnostics of one policy file, located in its source, sorted, and rendered."""
 

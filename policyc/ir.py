@@ -483,7 +483,7 @@ class Cluster:
         return Taint(self.keys.control_plane, "", "NoSchedule")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SlurmPartition:
     """A Slurm partition: the pools that name it (at least one), sorted by name; its settings are its first pool's
     (the checks report pools that disagree)."""

@@ -189,7 +189,7 @@ def reachable_pools(cluster: Cluster, w: Workload) -> tuple[Pool, ...]:
 # --- sizing -------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class PodResources:
     """A pod's requests and limits (cpu, memory and the GPU resource), and where sized figures came from."""
 

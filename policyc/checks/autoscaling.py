@@ -188,7 +188,7 @@ def quota_field(cluster: Cluster, tenant: str, use: QuotaUse) -> tuple[str, ...]
     return ("quota", "objects", use.key)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Headroom:
     """The most pods of an autoscaled workload each bound admits (None: it sets none)."""
 

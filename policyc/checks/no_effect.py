@@ -24,7 +24,7 @@ from policyc.pods import ZONE, reachable_pools
 from policyc.registry import every_settings, settings
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Idle:
     """Why a field does nothing for one item, and what to do instead (the diagnostic's hint)."""
 
@@ -32,7 +32,7 @@ class Idle:
     hint: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class NoEffect:
     field: str
     """Where it stands, as the README names it: `workloads[].minMember` (in each item of a list of spec) or

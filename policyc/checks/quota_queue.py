@@ -46,7 +46,7 @@ SHOWN = 3
 """Workloads whose figures one message gives at most."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Cap:
     """What the queue admits of one resource: a capability (`owner`'s), or the cluster's pools (owner None)."""
 
@@ -55,7 +55,7 @@ class Cap:
     owner: Tenant | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Gang:
     """One job of a workload: what its queue counts of it, and what its pods take of each quota key."""
 
@@ -117,7 +117,10 @@ def _mixes(gangs: Sequence[Gang], cap: dict[str, Cap], alone: bool) -> Iterator[
             return
         g = gangs[i]
         for n in range(0 if alone and used else _most(left, g), -1, -1):
-            rest = {r: amount - g.queue[r].value * n if r in g.queue else amount for r, amount in left.items()}
+            if n:
+                rest = {r: amount - g.queue[r].value * n if r in g.queue else amount for r, amount in left.items()}
+            else:  # none of this gang: what is left stays
+                rest = left
             for tail in walk(i + 1, rest, used or n > 0):
                 yield (n, *tail)
 
@@ -131,17 +134,19 @@ def _mix_count(gangs: Sequence[Gang], cap: dict[str, Cap]) -> int:
 
 def _taken(gangs: Sequence[Gang], mix: tuple[int, ...], key: tuple[str, str]) -> Fraction:
     """What a mix's pods take of one quota key."""
-    return sum((n * g.quota[key].need.value for n, g in zip(mix, gangs, strict=True) if key in g.quota), Fraction(0))
+    return sum(
+        (n * g.quota[key].need.value for n, g in zip(mix, gangs, strict=True) if n and key in g.quota), Fraction(0)
+    )
 
 
 def _size(gangs: Sequence[Gang], mix: tuple[int, ...], resource: str | None) -> Fraction:
     """What the queue counts of a mix, in `resource` (0 without one)."""
     if resource is None:
         return Fraction(0)
-    return sum((n * g.queue[resource].value for n, g in zip(mix, gangs, strict=True)), Fraction(0))
+    return sum((n * g.queue[resource].value for n, g in zip(mix, gangs, strict=True) if n), Fraction(0))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Overflow:
     """A namespace whose quota cannot hold every mix of gangs its tenant's queue admits."""
 

@@ -124,7 +124,7 @@ def _gang_on_pools(cluster: Cluster, w: Workload, pods: PodResources, pools: Seq
     )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class QueueUse:
     """What all of a workload's pods take of one resource its queue (or the nearest ancestor) caps."""
 

@@ -24,7 +24,7 @@ from policyc.proof.placement import (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PlacementRow:
     workload: str
     role: str
@@ -37,7 +37,7 @@ class PlacementRow:
     reason: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ProvenanceRow:
     file: str
     kind: str
@@ -149,7 +149,7 @@ VERDICTS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PodExplanation:
     """What admission does with one manifest, and where its pods can land."""
 

@@ -46,7 +46,7 @@ SHARES = {"time-slicing": "time-slicing shares", "mps": "MPS shares"}
 """Sharing strategy -> how its devices are called."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Devices:
     """Accelerator devices of one kind and resource, as pods ask for them."""
 
@@ -146,7 +146,7 @@ def apportion(amount: int, weights: Mapping[str, int]) -> dict[str, int]:
     return parts
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PoolFigures:
     name: str
     usage: str
@@ -157,7 +157,7 @@ class PoolFigures:
     devices: tuple[Devices, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TierFigures:
     """One resource of a GPU tier (a tier's pools provide one, or a MIG profile's each under the mixed strategy)."""
 
@@ -175,7 +175,7 @@ class TierFigures:
         return sum(d.count for d in self.devices)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TenantFigures:
     """A tenant's figures for one accelerator resource (resource None: it has none)."""
 
@@ -193,7 +193,7 @@ class TenantFigures:
     """Devices of `resource` in the pools its workloads can reach."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class WorkloadFigures:
     """Whether all of a workload's pods fit at once: in its namespace quota, its queue and its pools."""
 
@@ -210,7 +210,7 @@ class WorkloadFigures:
     """How many of its gangs start at once by its queue and by its quota, the binding one first (`binding`)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Figures:
     policy: str
     devices: list[Devices]

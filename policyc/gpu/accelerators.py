@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Vendor:
     name: str
     resource: str

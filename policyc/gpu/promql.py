@@ -151,7 +151,7 @@ def _any_digits(count: int) -> str:
 GAUGE, COUNTER = "gauge", "counter"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Field:
     name: str
     type: str
@@ -276,7 +276,7 @@ class PromqlError(ValueError):
         """1-based offset in the expression (`place` says it as line and column)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class MetricUse:
     name: str
     column: int

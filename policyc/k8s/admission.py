@@ -79,7 +79,7 @@ _HUGE_PAGES: Final = "hugepages-"
 _LIMIT_REQUIRED: Final = "Limit must be set for non overcommitable resources"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Refusal:
     """Why the API server refuses a pod."""
 
@@ -95,7 +95,7 @@ class Refusal:
     """The resource (LimitRange, validation) or quota key (ResourceQuota) concerned, the first if several."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Admission:
     """The pod as admission mutated it, or why it was refused."""
 

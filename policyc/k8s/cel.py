@@ -26,7 +26,7 @@ def literal(value: Any) -> str:
 
 def _literal(value: Any) -> tuple[str, Type]:
     if isinstance(value, str):
-        return "'" + "".join(_escaped(c) for c in value) + "'", "string"
+        return "'" + value.translate(_ESCAPES) + "'", "string"
     if isinstance(value, bool):
         return ("true" if value else "false"), "bool"
     if isinstance(value, int):
@@ -40,12 +40,9 @@ def _literal(value: Any) -> tuple[str, Type]:
     return "[" + ", ".join(items) + "]", ("list", item_type)
 
 
-def _escaped(char: str) -> str:
-    """A character within a single-quoted CEL string: backslash and quote escaped, control characters (which the
-    CEL grammar does not take raw) by code point."""
-    if char in "\\'":
-        return "\\" + char
-    return f"\\u{ord(char):04x}" if char < " " or char == "\x7f" else char
+_ESCAPES = {ord("\\"): "\\\\", ord("'"): "\\'"} | {code: f"\\u{code:04x}" for code in (*range(0x20), 0x7F)}
+"""How a character is written within a single-quoted CEL string, where it cannot stand as itself: backslash and quote
+escaped, control characters (which the CEL grammar does not take raw) by code point."""
 
 
 def _homogeneous(typed: list[tuple[str, Type]]) -> tuple[list[str], Type]:

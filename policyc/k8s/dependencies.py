@@ -33,7 +33,7 @@ NAMESPACE_NAME = "kubernetes.io/metadata.name"
 """The label the API server gives every Namespace: its name."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Reference:
     """Objects of `source` (API group, kind) name, in the field at `path`, a cluster-scoped object of `target` that
     must exist before they are created. A `*` step in `path` goes into every item of a list."""

@@ -35,7 +35,7 @@ Node = Mapping[str, Any]
 Pod = Mapping[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Verdict:
     """A filter's decision on one node: `reason` is kube-scheduler's status message, `detail` the specific cause."""
 
@@ -231,7 +231,7 @@ NAME_FIELD: Final = "metadata.name"
 """The only node field a node selector's matchFields can select on."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class _LabelRequirement:
     key: str
     operator: str
@@ -267,7 +267,7 @@ class _LabelRequirement:
         return f"expression {self} does not match (node has '{value}')"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class _FieldRequirement:
     key: str
     operator: str

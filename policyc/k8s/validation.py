@@ -261,7 +261,7 @@ def admit_priority_class(
     return [f"PriorityClass {_class_name(current)} is already marked as default. Only one default can exist"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class ResolvedPriority:
     """The class a pod's priority comes from (``""`` for none), the priority and the preemption policy
     (None when the class sets none)."""
@@ -271,7 +271,7 @@ class ResolvedPriority:
     preemption_policy: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class PodPriorityAdmission:
     """The Priority admission plugin's decision on a new pod: the resolved priority, or why it is rejected."""
 

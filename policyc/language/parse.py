@@ -28,7 +28,7 @@ UNREADABLE_NAME = None
 """Stands in `Parsed.dropped` for a dropped item whose name could not be read: any name may be it."""
 
 
-@dataclass
+@dataclass(eq=False)
 class Parsed:
     policy: ClusterPolicy | None
     diagnostics: list[Diagnostic]

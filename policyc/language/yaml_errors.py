@@ -43,7 +43,7 @@ _Found = tuple[str, str | None, int]
 """What an explanation finds: message, hint, and the text index the mistake is at."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Syntax:
     """A YAML error as the parser reported it: its words, the text, and indexes of the problem and its context."""
 

@@ -24,7 +24,7 @@ from policyc.language.load import MAX_FILE_BYTES
 from policyc.output.write import OutputFile
 
 
-@dataclass
+@dataclass(eq=False)
 class Drift:
     changed: dict[str, str] = field(default_factory=dict)
     """Relative path -> unified diff (on disk -> as built)."""

@@ -26,7 +26,7 @@ from policyc.k8s.quantity import Quantity
 from policyc.proof.placement import claim_templates
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class NamespaceObjects:
     limit_ranges: tuple[dict, ...] = ()
     quotas: tuple[dict, ...] = ()
@@ -59,7 +59,7 @@ def as_pod(template: Mapping[str, Any], name: str, namespace: str) -> dict:
     }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class QuotaUse:
     """What a workload's pods take of one quota key, all together."""
 

@@ -36,7 +36,7 @@ CONTROL_PLANE = "(control plane)"
 """Name of the control plane in the matrix; not a valid pool name, so it cannot clash with one."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Target:
     """A pool (or the control plane) as the scheduler sees one of its nodes."""
 
@@ -47,7 +47,7 @@ class Target:
     nodes: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Cell:
     """The verdict for one workload's pods on one target."""
 

@@ -119,7 +119,7 @@ def _contract(
 # --- the rules ----------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Subject:
     """An object under admission, as the rules read it."""
 
@@ -131,7 +131,7 @@ class Subject:
     """A workload object (not a pod)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Rule:
     name: str
     message: str
@@ -369,7 +369,7 @@ def subject(c: Contract, obj: Mapping[str, Any], operation: str = "CREATE") -> S
     return Subject(obj, operation, [template for _, _, template in kind.pods(obj.get("spec", {}))], workload=True)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Refusal:
     rule: str
     message: str
@@ -395,7 +395,7 @@ def injection_for(c: Contract, pod: Mapping[str, Any]) -> Injection | None:
     return next((i for i in c.injections if i.workload == name), None)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Admission:
     """What the tenant's admission policies do with an object on creation."""
 

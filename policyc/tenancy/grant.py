@@ -54,7 +54,7 @@ def _enforced(pool: Pool) -> tuple[Taint, ...]:
     return tuple(t for t in pool.taints if t.effect in (NO_SCHEDULE, NO_EXECUTE))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Excess:
     """Why an extra toleration of a workload class tolerates more than the policy grants the class."""
 

@@ -33,7 +33,7 @@ DEFAULT_TOLERATIONS = (
 SYSTEM_CLASS = "system-cluster-critical"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Adversary:
     attempt: str
     """What the pod tries, in a few words."""

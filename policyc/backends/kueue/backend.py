@@ -88,7 +88,7 @@ ENFORCED_EFFECTS = ("NoSchedule", "NoExecute")
 _ZERO = Quantity.from_value(0)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Flavor:
     """One ResourceFlavor: the pools of one GPU tier and one usage."""
 

@@ -115,7 +115,7 @@ def _fits(free: Mapping[str, Fraction], asked: Mapping[str, Fraction]) -> bool:
 # The objects
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Node:
     name: str
     labels: Mapping[str, str]
@@ -136,7 +136,7 @@ class Node:
         return {"metadata": {"name": self.name, "labels": dict(self.labels)}, "spec": {"taints": list(self.taints)}}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Queue:
     name: str
     parent: str | None
@@ -163,7 +163,7 @@ class Queue:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Quota:
     """A ResourceQuota: its `hard` limits (as the API server keys them) and the priority classes it counts (None: every
     pod; else `(operator, classes)` of its PriorityClass scope)."""
@@ -230,7 +230,7 @@ class Pod:
         return cls(requests, limits, template, spec.get("priorityClassName"))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Job:
     """A Volcano Job (or any gang): its pods in creation order, `min_available` of which must run together."""
 
@@ -282,7 +282,7 @@ class Job:
         return cls(namespace, name, queue, 1, (pod,) * int(count), pod.priority_class)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Scheduler:
     """What the model reads from volcano-scheduler.conf."""
 
@@ -309,7 +309,7 @@ class Scheduler:
         return cls(actions, queue_plugin, hierarchy, overcommit, "binpack" in plugins)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Cluster:
     nodes: tuple[Node, ...]
     queues: tuple[Queue, ...]
@@ -349,7 +349,7 @@ class Cluster:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Existing:
     """A job already on the cluster: where each of its pods is bound (None: created, not bound) and its phase."""
 
@@ -358,7 +358,7 @@ class Existing:
     phase: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Outcome:
     """What became of one job."""
 
@@ -387,7 +387,7 @@ class _Pod:
     node: str | None = None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _Job:
     spec: Job
     order: int

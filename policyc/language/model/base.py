@@ -9,7 +9,11 @@ from pydantic.alias_generators import to_camel
 
 
 class Model(BaseModel):
-    """Strict: unknown fields are errors, values are never coerced between types, fields are camelCase."""
+    """Strict: unknown fields are errors, values are never coerced between types, fields are camelCase.
+
+    Nothing is built when a model class is defined (`defer_build`): the validator of a policy is built once, on first
+    use, whole (`policy_model`), rather than one for every model of the language as each class is defined.
+    """
 
     model_config = ConfigDict(
         extra="forbid",
@@ -18,6 +22,7 @@ class Model(BaseModel):
         alias_generator=to_camel,
         validate_by_name=False,
         validate_by_alias=True,
+        defer_build=True,
     )
 
 
