@@ -347,7 +347,12 @@ def _misplaced(e: _Syntax) -> _Found | None:
         return f"text follows the '{before[-1]}' that ends this value", hint, e.at
     if before:
         return None
-    column, is_dash = e.at - start, char == "-"
+    return _unaligned(e, start, char == "-")
+
+
+def _unaligned(e: _Syntax, start: int, is_dash: bool) -> _Found | None:
+    """A key or list item first on its line, in a column no open mapping or list above it expects."""
+    column = e.at - start
     anchors = _anchors(e.text, start)
     owner = next((a for a in anchors if a[0] == column and not a[3]), None) if is_dash else None
     if owner is not None:
