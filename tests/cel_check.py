@@ -26,6 +26,12 @@ that is added here, over the checked AST that cel-expr-python serialises (a `cel
 A DeviceClass selector is checked in the DRA environment: `device.driver`, `device.attributes` (domain -> name ->
 dyn), `device.capacity` (domain -> name -> Quantity), `device.allowMultipleAllocations`, must be bool.
 
+A CRD's `x-kubernetes-validations` rule is compiled in the "crd" environment: `self` and `oldSelf` dyn (the server
+types them from the schema; tests/crd_validation.py gives them values converted from the schema as the server does),
+the same libraries. Of the library functions only `find` (regex.go: the leftmost match of an RE2 pattern, or "") and
+`jsonpatch.escapeKey` have implementations here, so only expressions using those (and the standard functions) can be
+evaluated.
+
 Error messages and positions are the server's (`ERROR: <input>:LINE:COL: ...`, columns from 1); those that come
 from cel-expr-python's checker keep its wording, which can differ from cel-go's, at the same position.
 """
@@ -50,6 +56,8 @@ from google.protobuf import (
     struct_pb2,
     timestamp_pb2,
 )
+
+from tests.conftest import repo_script
 
 STRINGS_VERSION = 2
 """The strings extension version of the Kubernetes base environment since 1.29."""
@@ -270,8 +278,22 @@ def escape_key(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
-_IMPLEMENTATIONS = {"string_jsonpatch_escapeKey_string": escape_key}
-"""The library functions the recorded policies evaluate (the others are declarations only)."""
+@functools.cache
+def re2(pattern: str) -> re.Pattern[str]:
+    """A Go RE2 pattern as Python's `re` compiles it, translated as the CRD schemas' patterns are
+    (tools/gen_crd_schemas.py), which refuses what it cannot translate exactly."""
+    return re.compile(repo_script("tools/gen_crd_schemas.py").python_pattern(pattern))
+
+
+def regex_find(text: str, pattern: str) -> str:
+    """`find`: the leftmost match of the RE2 `pattern` in `text`, or "" (Go's FindString)."""
+    match = re2(pattern).search(text)
+    return match.group(0) if match else ""
+
+
+_IMPLEMENTATIONS = {"string_jsonpatch_escapeKey_string": escape_key, "string_find_string": regex_find}
+"""The library functions the tests evaluate (the others are declarations only): `jsonpatch.escapeKey` in the
+recorded policies, `find` in the CRD rules of node provisioning."""
 
 
 def _functions(library: Mapping[str, list]) -> list[cel.FunctionDecl]:
@@ -343,7 +365,8 @@ class Context:
     """What an expression is compiled against."""
 
     kind: str
-    """"validating", "mutating" (with the patch types and jsonpatch library) or "device" (a DRA selector)."""
+    """"validating", "mutating" (with the patch types and jsonpatch library), "device" (a DRA selector) or "crd" (a
+    CRD validation rule)."""
     params: bool = False
     variables: tuple[tuple[str, str], ...] = ()
     """(name, type as `format_type` spells it) of the policy's variables compiled before the expression."""
@@ -352,6 +375,13 @@ class Context:
 @functools.cache
 def _env(ctx: Context, objects: tuple[tuple[str, tuple[str, ...]], ...]) -> Any:
     strings = ext_strings.ExtStrings(STRINGS_VERSION)
+    if ctx.kind == "crd":
+        return cel.NewEnv(
+            _pool(objects),
+            variables={"self": cel.Type.DYN, "oldSelf": cel.Type.DYN},
+            extensions=[ext_optional.ExtOptional(), strings],
+            functions=_functions(_LIBRARY),
+        )
     if ctx.kind == "device":
         declared = {
             "device.driver": "string",
@@ -557,6 +587,12 @@ def compile_expression(expression: str, ctx: Context) -> Compiled:
     checked = CheckedExpr.FromString(_unpack(program))
     issues = list(homogeneity_issues(checked, expression))
     return Compiled(expression, issues, None if issues else format_type(checked.type_map.get(checked.expr.id)), program)
+
+
+def identifiers(expression: str, ctx: Context) -> set[str]:
+    """The names an expression reads (comprehension variables included), from its parse alone."""
+    parsed = ParsedExpr.FromString(_unpack(_env(ctx, ()).compile(expression, disable_check=True)))
+    return {e.ident_expr.name for e in _walk(parsed.expr) if e.WhichOneof("expr_kind") == "ident_expr"}
 
 
 def _unpack(program: Any) -> bytes:

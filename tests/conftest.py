@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import NoReturn
 
 import pytest
@@ -50,6 +54,18 @@ def inner_pytest_env(**extra: str) -> dict[str, str]:
     """
     worker = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")
     return {**{k: v for k, v in os.environ.items() if k not in worker}, **extra}
+
+
+@functools.cache
+def repo_script(relative: str) -> ModuleType:
+    """A script of the repository outside any package (`tools/gen_crd_schemas.py`) as a module, named by its stem."""
+    path = REPO / relative
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while it executes
+    spec.loader.exec_module(module)
+    return module
 
 
 def example_policies() -> list[Path]:

@@ -112,6 +112,8 @@ INT_OR_STRING = [{"type": "integer"}, {"type": "string"}]
 # Go's `$` (no multi-line flag) matches only at the very end; Python's also before a final
 # newline. `(?!\n)` closes that gap and is valid ECMA-262 too.
 GO_END = r"$(?!\n)"
+# RE2's Perl classes are ASCII-only; Python's match any Unicode digit, space or word character.
+PERL_CLASSES = {"d": "0-9", "s": "\\t\\n\\f\\r ", "w": "0-9A-Za-z_"}
 
 
 class GenerationError(Exception):
@@ -130,9 +132,9 @@ class Counts:
 def python_pattern(pattern: str) -> str:
     """Translate a Go RE2 ``pattern`` into a Python ``re`` pattern with the same matches.
 
-    Only end anchors need rewriting for the patterns Kubernetes uses; constructs whose meaning
-    differs between RE2 and Python (Unicode-aware classes, flags, POSIX classes, ...) are
-    rejected rather than guessed at.
+    End anchors and the Perl classes (``\\d``, ``\\s``, ``\\w``, ASCII-only in RE2) need rewriting for
+    the patterns Kubernetes uses; constructs whose meaning differs between RE2 and Python
+    (Unicode classes, flags, POSIX classes, ...) are rejected rather than guessed at.
     """
 
     def fail(why: str) -> GenerationError:
@@ -149,6 +151,10 @@ def python_pattern(pattern: str) -> str:
             esc = pattern[i + 1 : i + 2]
             if esc == "z" and not in_class:
                 out.append(GO_END)
+            elif esc in PERL_CLASSES:
+                out.append(PERL_CLASSES[esc] if in_class else f"[{PERL_CLASSES[esc]}]")
+            elif esc.lower() in PERL_CLASSES and not in_class:
+                out.append(f"[^{PERL_CLASSES[esc.lower()]}]")
             elif esc.isalnum() and esc not in "Aftnrv":
                 raise fail(f"RE2 escape \\{esc} has no exact Python equivalent here")
             else:
@@ -425,8 +431,9 @@ def readme(schemas: list[dict[str, Any]]) -> str:
             "- `metadata` beyond being an object (validate it against ObjectMeta separately).",
             "- Defaulting, and admission webhooks (Volcano, Kueue), which enforce more than the CRDs.",
             "",
-            "Patterns are Go RE2 in the CRDs; the generator rewrites `$` to `$(?!\\n)` so that Python",
-            "(and ECMA-262) match exactly what Go matches, and refuses patterns it cannot translate.",
+            "Patterns are Go RE2 in the CRDs; the generator rewrites `$` to `$(?!\\n)`, and RE2's ASCII-only",
+            "`\\d`, `\\s`, `\\w` to explicit classes, so that Python (and ECMA-262) match exactly what Go",
+            "matches, and refuses patterns it cannot translate.",
             "",
         ]
     )
