@@ -3,12 +3,10 @@ examples and fixes (package data, from the invalid cases) and the reference in d
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import subprocess
 import sys
-from functools import cache
 from types import ModuleType
 
 import pytest
@@ -19,7 +17,7 @@ from policyc.codes import Rule, Severity
 from policyc.commands.cli import main
 from policyc.diagnostics import Report, diag
 from policyc.output import formats
-from tests.conftest import REPO
+from tests.conftest import REPO, repo_script
 
 NUMBERED = (
     "PC001-PC008 PC101-PC105 PC201-PC207 PC301-PC312 PC401-PC453 PC460-PC477 PC480-PC491 PC493-PC494 PC496 "
@@ -217,15 +215,9 @@ def test_codes_does_not_load_the_compiler() -> None:
     assert result.stdout.startswith("PC414 ")
 
 
-@cache
 def _generator() -> ModuleType:
     """``tools/gen_code_examples.py`` as a module (``tools`` is not a package)."""
-    spec = importlib.util.spec_from_file_location("gen_code_examples", REPO / "tools" / "gen_code_examples.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while it executes
-    spec.loader.exec_module(module)
-    return module
+    return repo_script("tools/gen_code_examples.py")
 
 
 def _examples() -> dict[str, dict]:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
-import importlib.util
 import math
 import re
 from collections.abc import Iterator, Mapping
@@ -41,7 +40,7 @@ from policyc.proof.placement import workload_templates
 from policyc.tenancy import contract
 from policyc.tenancy.grant import governed_keys
 from policyc.tenancy.proof import PROBE_IMAGE, adversaries, honest_objects
-from tests.conftest import POLICIES, REPO
+from tests.conftest import POLICIES, REPO, repo_script
 from tests.test_properties import PROFILE, compile_text, dump
 
 EXAMPLES = ["ai-prod.yaml", "ai-prod-kueue.yaml", "ai-prod-kai.yaml", "minimal.yaml"]
@@ -927,11 +926,7 @@ def test_cost_estimator_counts_what_it_should() -> None:
 
 
 def bench_policy(**sizes: int) -> str:
-    spec = importlib.util.spec_from_file_location("bench_generate", REPO / "bench" / "generate.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.policy(**sizes)
+    return repo_script("bench/generate.py").policy(**sizes)
 
 
 @pytest.mark.parametrize("policy", [*EXAMPLES, "bench"])
