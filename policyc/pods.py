@@ -145,14 +145,15 @@ def placement_tolerations(cluster: Cluster, w: Workload) -> list[dict]:
     return usage + products
 
 
-def _once(key):
+def once_per_workload(key):
     """Compute `compute(cluster, workload)` once per build and per `key(workload)`: several stages read the same
-    contract, and workloads with the same key have the same one."""
+    result (a pod contract, a grant), and workloads with the same key have the same one. The result is shared:
+    callers must not change it."""
 
     def decorate(compute):
         @functools.wraps(compute)
         def cached(cluster: Cluster, w: Workload):
-            memo = cluster.derived.setdefault(compute.__qualname__, {})
+            memo = cluster.derived.setdefault((compute.__module__, compute.__qualname__), {})
             k = key(w)
             if k not in memo:
                 memo[k] = compute(cluster, w)
@@ -169,7 +170,7 @@ def _placement_key(w: Workload) -> tuple:
     return w.tier.name, w.type, tuple(sorted(w.node_selector.items())), extra, bool(w.rdma), w.mig_profile
 
 
-@_once(_placement_key)
+@once_per_workload(_placement_key)
 def reachable_pools(cluster: Cluster, w: Workload) -> tuple[Pool, ...]:
     """The pools the workload's pods may land on: of its tier and usage (or hybrid), carrying every label of its
     nodeSelector, with every NoSchedule and NoExecute taint tolerated."""
@@ -261,7 +262,7 @@ def _within(amount: Quantity, resource: str, limit_range: LimitRange | None) -> 
     return amount
 
 
-@_once(lambda w: w.name)
+@once_per_workload(lambda w: w.name)
 def pod_resources(cluster: Cluster, w: Workload) -> PodResources:
     """Requests and limits of each of the workload's pods.
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from policyc.gpu.accelerators import GFD_PRODUCT
 from policyc.ir import Cluster, Pool, Taint, Workload, once_per_build
 from policyc.k8s.scheduling import NO_EXECUTE, NO_SCHEDULE
-from policyc.pods import placement_tolerations, tolerations, usages
+from policyc.pods import once_per_workload, placement_tolerations, tolerations, usages
 
 CONTROL_PLANE_TAINT = "node-role.kubernetes.io/control-plane"
 """The control-plane taint kubeadm and most distributions set: no tenant pod tolerates it."""
@@ -38,9 +38,19 @@ def own_taints(cluster: Cluster, pool: Pool) -> tuple[Taint, ...]:
 
 def _bounds(cluster: Cluster, w: Workload) -> tuple[Pool, ...]:
     """The pools of the class's tier and usage (or hybrid): all it may ever be granted."""
-    return tuple(p for p in cluster.pools if p.tier == w.tier.name and p.usage in usages(w))
+    return tuple(p for p in cluster.pools if _in_bounds(p, w))
 
 
+def _in_bounds(pool: Pool, w: Workload) -> bool:
+    return pool.tier == w.tier.name and pool.usage in usages(w)
+
+
+def _class_key(w: Workload) -> tuple:
+    """What decides a workload class's grant: its tier, its usage and its extra tolerations."""
+    return w.tier.name, w.type, tuple(tuple(sorted(t.items())) for t in w.tolerations)
+
+
+@once_per_workload(_class_key)
 def granted_pools(cluster: Cluster, w: Workload) -> tuple[Pool, ...]:
     """The pools the policy grants the class: of its tier and usage (or hybrid), with every taint that keeps pods
     off within its grant (by key and value, as admission reads tolerations). Its pods may land there whatever
@@ -77,18 +87,17 @@ def excess(cluster: Cluster, w: Workload, t: dict) -> Excess | None:
     if key in (cluster.keys.control_plane, CONTROL_PLANE_TAINT):
         return Excess("control-plane", (), ())
     bounds = _bounds(cluster, w)
-    within = _within(cluster, bounds, key)
     exists = t.get("operator") == "Exists"
     value = None if exists else t.get("value", "")
     if key == cluster.keys.slurm_only and (slurm := tuple(p for p in bounds if _carries(p, key, value))):
         return Excess("slurm-only", slurm, ())
-    outside = tuple(p for p in cluster.pools if p not in bounds and _carries(p, key, value))
-    if exists:
-        return Excess("exists", outside, within)
-    placed = {(g["key"], g["value"]) for g in placement_tolerations(cluster, w)}
-    if (key, value) in placed or any(o["value"] == value for o in within):
-        return None
-    return Excess("value", outside, within)
+    within = _within(cluster, bounds, key)
+    if not exists:
+        placed = {(g["key"], g["value"]) for g in placement_tolerations(cluster, w)}
+        if (key, value) in placed or any(o["value"] == value for o in within):
+            return None
+    outside = tuple(p for p in cluster.pools if not _in_bounds(p, w) and _carries(p, key, value))
+    return Excess("exists" if exists else "value", outside, within)
 
 
 def _within(cluster: Cluster, bounds: tuple[Pool, ...], key: str) -> tuple[dict, ...]:
@@ -103,9 +112,11 @@ def _carries(pool: Pool, key: str, value: str | None) -> bool:
     return any(t.key == key and (value is None or t.value == value) for t in _enforced(pool))
 
 
+@once_per_workload(_class_key)
 def grant(cluster: Cluster, w: Workload) -> dict[str, tuple[str, ...]]:
     """Governed key -> the values a pod of the class may tolerate, for the keys it may tolerate at all: what its
-    tolerations name with operator Equal (policyc's, and its extra ones, which the checks hold within the grant)."""
+    tolerations name with operator Equal (policyc's, and its extra ones, which the checks hold within the grant).
+    Shared: callers must not change it."""
     governed = governed_keys(cluster)
     values: dict[str, set[str]] = {}
     for t in tolerations(cluster, w):

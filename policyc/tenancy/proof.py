@@ -16,7 +16,7 @@ from policyc.artifacts import Artifact
 from policyc.backends.interface import SchedulerBackend
 from policyc.backends.workloads import pod_templates
 from policyc.diagnostics import Diagnostic, diag
-from policyc.ir import Cluster, Workload
+from policyc.ir import Cluster, Tenant, Workload, once_per_build
 from policyc.k8s.scheduling import NO_EXECUTE, NO_SCHEDULE
 from policyc.pods import reachable_pools
 from policyc.proof.admitted import as_pod
@@ -69,7 +69,8 @@ def _with(pod: dict, *, spec: Mapping[str, Any] = {}, labels: Mapping[str, str] 
 def adversaries(cluster: Cluster, c: contract.Contract) -> list[Adversary]:
     """Pods of the tenant that each break one rule: a wildcard toleration, Exists on each governed key, the control
     plane's tolerations, the tolerations of each pool the tenant is not granted (a pod tolerating its way there
-    must tolerate all of its taints, and a pod that tolerates more is refused if this one is), `spec.nodeName`,
+    must tolerate all of its taints, and a pod that tolerates more is refused if this one is; one pod for the pools
+    with the same taints), `spec.nodeName`,
     another scheduler, another queue, a class it may not use."""
     base = honest_pod(cluster, c)
     out = [Adversary("a wildcard toleration", _with(base, spec={"tolerations": [{"operator": "Exists"}]}),
@@ -81,13 +82,14 @@ def adversaries(cluster: Cluster, c: contract.Contract) -> list[Adversary]:
         equal = [{"key": key, "operator": "Equal", "effect": "NoSchedule"}]
         out.append(Adversary(f"the control plane's toleration {key}", _with(base, spec={"tolerations": equal}),
                              "foreign-toleration"))  # fmt: skip
-    granted = {p.name for w in cluster.workloads if w.tenant == c.tenant for p in granted_pools(cluster, w)}
-    for pool in cluster.pools:
-        if pool.name not in granted:
-            tolerations = [{"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect}
-                           for t in pool.taints if t.effect in (NO_SCHEDULE, NO_EXECUTE)]  # fmt: skip
+    granted = _granted(cluster).get(c.tenant, set())
+    for taints, pools in _pools_by_taints(cluster).items():
+        if foreign := [name for name in pools if name not in granted]:
+            tolerations = [{"key": k, "operator": "Equal", "value": v, "effect": e} for k, v, e in taints]
             pod = _with(base, spec={"tolerations": tolerations})
-            out.append(Adversary(f"the tolerations of pool '{pool.name}'", pod, "foreign-toleration"))
+            named = ", ".join(f"'{name}'" for name in foreign)
+            out.append(Adversary(f"the tolerations of pool{'s' if len(foreign) > 1 else ''} {named}", pod,
+                                 "foreign-toleration"))  # fmt: skip
     out.append(Adversary("spec.nodeName", _with(base, spec={"nodeName": _some_node(cluster)}), "node-name"))
     default = contract.DEFAULT_SCHEDULER
     other_scheduler = "other-scheduler" if c.scheduler_name == default else default
@@ -104,6 +106,26 @@ def adversaries(cluster: Cluster, c: contract.Contract) -> list[Adversary]:
     out.append(Adversary(f"priority class {forbidden}", _with(base, spec={"priorityClassName": forbidden}),
                          "priority-class"))  # fmt: skip
     return out
+
+
+@once_per_build
+def _granted(cluster: Cluster) -> dict[str, set[str]]:
+    """Tenant -> the pools granted to one of its workload classes (`grant.granted_pools`), by name."""
+    granted: dict[str, set[str]] = {}
+    for w in cluster.workloads:
+        granted.setdefault(w.tenant, set()).update(p.name for p in granted_pools(cluster, w))
+    return granted
+
+
+@once_per_build
+def _pools_by_taints(cluster: Cluster) -> dict[tuple[tuple[str, str, str], ...], list[str]]:
+    """The taints that keep pods off a pool, as (key, value, effect) -> the pools that have exactly those (a pod
+    tolerating them may land on each), in the policy's order."""
+    pools: dict[tuple[tuple[str, str, str], ...], list[str]] = {}
+    for pool in cluster.pools:
+        taints = tuple((t.key, t.value, t.effect) for t in pool.taints if t.effect in (NO_SCHEDULE, NO_EXECUTE))
+        pools.setdefault(taints, []).append(pool.name)
+    return pools
 
 
 def _some_node(cluster: Cluster) -> str:
@@ -159,10 +181,20 @@ def check(cluster: Cluster, artifacts: list[Artifact], backend: SchedulerBackend
                 )
                 yield diag("tenancy-proof-failed", f"tenant '{t.name}': {pod} {what} once injected", w.path,
                            hint=_BUG)  # fmt: skip
-        for a in adversaries(cluster, c):
-            if a.rule not in {r.rule for r in contract.refusals(c, a.pod, of=rules)}:
-                yield diag("tenancy-proof-failed", f"tenant '{t.name}': a pod with {a.attempt} is not refused by "
-                           f"rule {a.rule}", t.path, hint=_BUG)  # fmt: skip
+        yield from _unrefused(cluster, t, c, rules)
+
+
+def _unrefused(
+    cluster: Cluster, tenant: Tenant, c: contract.Contract, rules: list[contract.Rule]
+) -> Iterator[Diagnostic]:
+    """A diagnostic for each adversary of the tenant that the rule it breaks does not refuse (only that rule is
+    evaluated: whether the others refuse it too does not matter)."""
+    by_name = {r.name: r for r in rules}
+    for a in adversaries(cluster, c):
+        rule, s = by_name.get(a.rule), contract.subject(c, a.pod)
+        if rule is None or s is None or rule.holds(s):
+            yield diag("tenancy-proof-failed", f"tenant '{tenant.name}': a pod with {a.attempt} is not refused by "
+                       f"rule {a.rule}", tenant.path, hint=_BUG)  # fmt: skip
 
 
 _BUG = "this is a policyc bug; please report it with the policy"
