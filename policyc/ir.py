@@ -447,6 +447,22 @@ class Cluster:
                 out.setdefault(resource, (*p.path, "gpu", "mig"))
         return out
 
+    def workloads_of(self, tenant: str) -> tuple[Workload, ...]:
+        """The tenant's workloads, in the policy's order."""
+        return self._workloads_by_tenant.get(tenant, ())
+
+    @functools.cached_property
+    def _workloads_by_tenant(self) -> dict[str, tuple[Workload, ...]]:
+        by_tenant: dict[str, list[Workload]] = {}
+        for w in self.workloads:
+            by_tenant.setdefault(w.tenant, []).append(w)
+        return {tenant: tuple(workloads) for tenant, workloads in by_tenant.items()}
+
+    @functools.cached_property
+    def tenants_by_name(self) -> dict[str, Tenant]:
+        """Name -> tenant (names are unique: resolve leaves out a repeated one). Shared: callers must not change it."""
+        return {t.name: t for t in self.tenants}
+
     def pool_capacity(self, pool: Pool, resource: str) -> Quantity | None:
         """What `pool` has of `resource` in all its nodes: its GPUs (none of another accelerator), or its allocatable
         times its nodes; None where the policy does not say."""
@@ -474,7 +490,7 @@ class Cluster:
     def tenant_key(self, tenant: str, resource: str) -> str:
         """How `tenant`'s quota and queue name `resource`: as `policy_key`, but never 'gpu' where that is ambiguous
         for the tenant (its workloads use tiers of several accelerators)."""
-        used = {w.tier.resource for w in self.workloads if w.tenant == tenant and w.tier.resource}
+        used = {w.tier.resource for w in self.workloads_of(tenant) if w.tier.resource}
         key = self.policy_key(resource)
         return resource if key == "gpu" and len(used) > 1 else key
 

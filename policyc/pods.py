@@ -262,6 +262,22 @@ def _within(amount: Quantity, resource: str, limit_range: LimitRange | None) -> 
     return amount
 
 
+@once_per_workload(lambda w: (_placement_key(w), w.gpus))
+def _node_shares(cluster: Cluster, w: Workload) -> dict[tuple[str, bool], tuple[Quantity, Pool] | tuple[None, None]]:
+    """(cpu or memory, less `NODE_AGENT_RESERVE`) -> the smallest share of a node a pod of the workload's gets by
+    its GPUs (`_smallest_share`), among the pools it can reach with nodes of enough GPUs (all it can reach if none
+    has): the same for workloads with the same placement and GPUs."""
+    reachable = reachable_pools(cluster, w)
+    gpu = accelerator(cluster, w)
+    pools = [p for p in reachable if devices_per_node(p, gpu) >= w.gpus] or reachable  # none: reported by the checks
+    parts = {p.name: part for p in pools if (part := _node_part(p, gpu, w.gpus)) is not None}
+    return {
+        (resource, reserved): _smallest_share(pools, resource, parts, NODE_AGENT_RESERVE if reserved else Fraction(0))
+        for resource in ("cpu", "memory")
+        for reserved in (True, False)
+    }
+
+
 @once_per_workload(lambda w: w.name)
 def pod_resources(cluster: Cluster, w: Workload) -> PodResources:
     """Requests and limits of each of the workload's pods.
@@ -274,11 +290,10 @@ def pod_resources(cluster: Cluster, w: Workload) -> PodResources:
     (as `accelerator` names them): requests = limits. A request neither stated nor sizeable is left out and named in
     `unsized`.
     """
-    reachable = reachable_pools(cluster, w)
     gpu = accelerator(cluster, w)
-    pools = [p for p in reachable if devices_per_node(p, gpu) >= w.gpus] or reachable  # none: reported by the checks
-    parts = {p.name: part for p in pools if (part := _node_part(p, gpu, w.gpus)) is not None}
-    limit_range = next((t.limit_range for t in cluster.tenants if t.name == w.tenant), None)
+    shares = _node_shares(cluster, w)
+    tenant = cluster.tenants_by_name.get(w.tenant)
+    limit_range = tenant.limit_range if tenant is not None else None
     requests: dict[str, Quantity] = {gpu: Quantity.from_value(w.gpus)} if gpu else {}
     limits: dict[str, Quantity] = dict(requests)
     rdma = rdma_resources(cluster, w)
@@ -287,7 +302,7 @@ def pod_resources(cluster: Cluster, w: Workload) -> PodResources:
     sized_from, unsized = None, []
     for resource, stated in (("cpu", w.cpu), ("memory", w.memory)):
         if stated is None:
-            share, pool = _smallest_share(pools, resource, parts, NODE_AGENT_RESERVE)
+            share, pool = shares[resource, True]
             if share is None:
                 unsized.append(resource)
                 continue
@@ -298,7 +313,7 @@ def pod_resources(cluster: Cluster, w: Workload) -> PodResources:
         if limit is None and (w.qos == "Guaranteed" or resource == "memory" or not w.gpus):
             limit = stated
         elif limit is None:
-            whole, _ = _smallest_share(pools, resource, parts, Fraction(0))
+            whole, _ = shares[resource, False]
             limit = _within(max(whole, stated), resource, limit_range) if whole is not None else stated
             limit = max(limit, stated)
         limits[resource] = limit

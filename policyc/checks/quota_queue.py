@@ -81,9 +81,8 @@ def _kubernetes_capacity(cluster: Cluster) -> dict[str, Quantity]:
 
 def caps(cluster: Cluster, w: Workload) -> dict[str, Cap]:
     """What the queue admits of each resource one of the workload's pods requests (those it bounds)."""
-    tenants = {t.name: t for t in cluster.tenants}
     pods = pod_resources(cluster, w)
-    out = {u.resource: Cap(u.resource, u.cap, u.capped_by) for u in queue_use(w, pods, tenants)}
+    out = {u.resource: Cap(u.resource, u.cap, u.capped_by) for u in queue_use(w, pods, cluster.tenants_by_name)}
     total = _kubernetes_capacity(cluster)
     for r in pods.requests:
         if r not in out and r in cluster.accelerators and r in total:
@@ -98,7 +97,7 @@ def gang(cluster: Cluster, w: Workload) -> Gang | None:
     pods = pod_resources(cluster, w)
     if counted is None or pods.unsized:
         return None
-    tenant = next(t for t in cluster.tenants if t.name == w.tenant)
+    tenant = cluster.tenants_by_name[w.tenant]
     bounded = {r: pods.requests[r] * counted for r in caps(cluster, w) if not pods.requests[r].is_zero()}
     uses = {(u.quota, u.key): u for u in quota_uses(cluster, w, tenant, w.most_pods) if not u.need.is_zero()}
     return Gang(w, bounded, uses)
@@ -174,7 +173,7 @@ def _measure(cluster: Cluster, gangs: Sequence[Gang]) -> str | None:
 
 def overflow(cluster: Cluster, tenant: Tenant, namespace: str) -> Overflow | None:
     """The namespace's overflow, or None when its quota holds every mix of gangs its tenant's queue admits."""
-    workloads = [w for w in cluster.workloads if w.tenant == tenant.name and w.namespace == namespace]
+    workloads = [w for w in cluster.workloads_of(tenant.name) if w.namespace == namespace]
     return _overflow(cluster, namespace, workloads)
 
 

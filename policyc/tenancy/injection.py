@@ -45,7 +45,7 @@ def injections(cluster: Cluster, tenant: str, binding: Binding) -> list[Injectio
     """One per workload class of the tenant, in name order; `binding` is how the tenant's pods join its queue (its
     scheduler backend's `queue_binding`)."""
     return [_injection(cluster, w, binding.scheduler_name, binding.object_labels, binding.pod_annotations)
-            for w in cluster.workloads if w.tenant == tenant]  # fmt: skip
+            for w in cluster.workloads_of(tenant)]  # fmt: skip
 
 
 def _injection(cluster: Cluster, w: Workload, scheduler_name, labels, annotations) -> Injection:
@@ -96,7 +96,7 @@ def apply(pod: Mapping[str, Any], ops: list[dict]) -> dict:
 
 def namespace_defaults(cluster: Cluster, tenant: str) -> dict[str, str]:
     """Namespace -> the class its pods get when they name none, for the tenant's namespaces that have one."""
-    return {w.namespace: w.name for w in cluster.workloads if w.tenant == tenant and w.namespace_default}
+    return {w.namespace: w.name for w in cluster.workloads_of(tenant) if w.namespace_default}
 
 
 # --- the same as CEL ----------------------------------------------------------------------------------------

@@ -87,9 +87,8 @@ def adversaries(cluster: Cluster, c: contract.Contract) -> list[Adversary]:
         if foreign := [name for name in pools if name not in granted]:
             tolerations = [{"key": k, "operator": "Equal", "value": v, "effect": e} for k, v, e in taints]
             pod = _with(base, spec={"tolerations": tolerations})
-            named = ", ".join(f"'{name}'" for name in foreign)
-            out.append(Adversary(f"the tolerations of pool{'s' if len(foreign) > 1 else ''} {named}", pod,
-                                 "foreign-toleration"))  # fmt: skip
+            more = f" (and of {len(foreign) - 1} more with the same taints)" if len(foreign) > 1 else ""
+            out.append(Adversary(f"the tolerations of pool '{foreign[0]}'{more}", pod, "foreign-toleration"))
     out.append(Adversary("spec.nodeName", _with(base, spec={"nodeName": _some_node(cluster)}), "node-name"))
     default = contract.DEFAULT_SCHEDULER
     other_scheduler = "other-scheduler" if c.scheduler_name == default else default
@@ -144,9 +143,7 @@ def _honest(
     cluster: Cluster, templates: Mapping[str, Mapping[str, Any]], c: contract.Contract, backend: SchedulerBackend
 ) -> list[tuple[str, dict]]:
     out: list[tuple[str, dict]] = [("a bare pod", honest_pod(cluster, c))]
-    for w in cluster.workloads:
-        if w.tenant != c.tenant:
-            continue
+    for w in cluster.workloads_of(c.tenant):
         name, template = w.name, templates[w.name]
         out.append((f"template '{name}'", dict(template)))
         for role, _, pod_template in pod_templates(backend.KINDS, template):
@@ -219,7 +216,7 @@ def _injected(
 ) -> Iterator[tuple[Workload, str, set[str], set[str], list[str]]]:
     """(class, which pod, pools it lands on once injected, pools the class's template can use, rules refusing it)
     for the labelled pod of each injected class, and the unlabelled pod of a namespace's default class."""
-    by_name = {w.name: w for w in cluster.workloads}
+    by_name = {w.name: w for w in cluster.workloads_of(c.tenant)}
     for inj in c.injections:
         w = by_name[inj.workload]
         pods = [(f"a pod labelled with class '{w.name}'", labelled_pod(cluster, w))]
