@@ -68,12 +68,19 @@ def identity(obj: Mapping[str, Any]) -> ObjectId:
     return obj["apiVersion"].rpartition("/")[0], obj["kind"], meta.get("namespace", ""), meta["name"]
 
 
-def needs(objects: Sequence[Mapping[str, Any]], references: Iterable[Reference]) -> dict[ObjectId, frozenset[ObjectId]]:
-    """Each object's identity -> the identities of the other objects among `objects` it needs created before it."""
+def needs(
+    objects: Sequence[Mapping[str, Any]],
+    references: Iterable[Reference],
+    identities: Sequence[ObjectId] | None = None,
+) -> dict[ObjectId, frozenset[ObjectId]]:
+    """Each object's identity -> the identities of the other objects among `objects` it needs created before it;
+    `identities`, if given, are the objects' (`identity`), in the same order."""
     by_source: dict[tuple[str, str], list[Reference]] = {}
     for r in references:
         by_source.setdefault(r.source, []).append(r)
-    present = {identity(o): o for o in objects}
+    if identities is None:
+        identities = [identity(o) for o in objects]
+    present = dict(zip(identities, objects, strict=True))
     defined = {
         (o["spec"]["group"], o["spec"]["names"]["kind"]): i
         for i, o in present.items()

@@ -49,27 +49,31 @@ def finalize(artifacts: list[Artifact], references: Iterable[Reference]) -> list
     """Annotate what Argo CD applies and add the kustomization.yaml that lists it in dependency order; `references`
     are the scheduler backend's own (`SchedulerBackend.REFERENCES`)."""
     synced = [a for a in artifacts if a.synced]
+    held = {a.path: [identity(m.obj) for m in a.manifests] for a in synced}  # each object's, once
     objects = [m.obj for a in synced for m in a.manifests]
-    graph = dependencies.needs(objects, (*dependencies.REFERENCES, *references))
+    identities = [i for a in synced for i in held[a.path]]
+    graph = dependencies.needs(objects, (*dependencies.REFERENCES, *references), identities)
     waves = dependencies.depths(graph)
     out = [
-        replace(a, manifests=tuple(_annotate(m, waves[identity(m.obj)]) for m in a.manifests)) if a.synced else a
+        replace(a, manifests=tuple(_annotate(m, waves[i]) for m, i in zip(a.manifests, held[a.path], strict=True)))
+        if a.synced
+        else a
         for a in artifacts
     ]
     kustomization = {
         "apiVersion": "kustomize.config.k8s.io/v1beta1",
         "kind": "Kustomization",
         "sortOptions": {"order": "fifo"},
-        "resources": _file_order(synced, graph),
+        "resources": _file_order(held, graph),
     }
     return [*out, Artifact("kustomization.yaml", (Manifest(kustomization),))]
 
 
-def _file_order(files: list[Artifact], graph: Mapping[ObjectId, frozenset[ObjectId]]) -> list[str]:
-    """The files' paths, each after every file holding an object that one of its objects needs (of the files free to
-    go next, the first by path)."""
-    home = {identity(m.obj): a.path for a in files for m in a.manifests}
-    waiting = {a.path: {home[n] for m in a.manifests for n in graph[identity(m.obj)]} - {a.path} for a in files}
+def _file_order(held: Mapping[str, list[ObjectId]], graph: Mapping[ObjectId, frozenset[ObjectId]]) -> list[str]:
+    """The paths of the files (path -> the identities of the objects it holds), each after every file holding an
+    object that one of its objects needs (of the files free to go next, the first by path)."""
+    home = {i: path for path, identities in held.items() for i in identities}
+    waiting = {path: {home[n] for i in identities for n in graph[i]} - {path} for path, identities in held.items()}
     needed_by: dict[str, list[str]] = {}
     for path, needed in waiting.items():
         for other in needed:
@@ -84,6 +88,6 @@ def _file_order(files: list[Artifact], graph: Mapping[ObjectId, frozenset[Object
             waiting[other].discard(path)
             if not waiting[other]:
                 heapq.heappush(ready, other)
-    if len(order) < len(files):  # files that need each other: the emitters must split them (a policyc bug)
+    if len(order) < len(held):  # files that need each other: the emitters must split them (a policyc bug)
         raise ValueError(f"no file order: {sorted(set(waiting) - set(order))} need each other")
     return order

@@ -10,6 +10,7 @@ lists and maps written out instead of `split`, no Kubernetes-only functions.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -345,15 +346,31 @@ def variables(c: Contract) -> list[dict[str, str]]:
     (what each workload class is granted: governed key -> the values it may tolerate)."""
     return [
         {"name": "pods", "expression": pods_cel(c)},
-        {"name": "governed", "expression": literal(dict.fromkeys(c.governed, True))},
-        {"name": "grants", "expression": literal([dict(g) for g in c.grants])},
+        {"name": "governed", "expression": _keys_literal(c.governed)},
+        {"name": "grants", "expression": _grants_literal(tuple(tuple(g.items()) for g in c.grants))},
     ]
+
+
+# Tenants share these literals (the governed keys, often their grants): each is written once.
+@functools.lru_cache(maxsize=64)
+def _keys_literal(keys: tuple[str, ...]) -> str:
+    return literal(dict.fromkeys(keys, True))
+
+
+@functools.lru_cache(maxsize=4096)
+def _grants_literal(grants: tuple[tuple[tuple[str, tuple[str, ...]], ...], ...]) -> str:
+    return literal([dict(g) for g in grants])
 
 
 def pods_cel(c: Contract) -> str:
     """CEL for `variables.pods`: the pod, or the object's pod templates (each with metadata and spec)."""
+    return _pods_cel(c.kinds)
+
+
+@functools.lru_cache(maxsize=64)
+def _pods_cel(kinds: tuple[Kind, ...]) -> str:
     branches = ["request.kind.group == '' && request.kind.kind == 'Pod' ? [object]"]
-    for kind in c.kinds:
+    for kind in kinds:
         this_kind = f"request.kind.group == {literal(kind.group)} && request.kind.kind == {literal(kind.kind)}"
         branches.append(f"{this_kind} ? {kind.cel_templates}")
     return " : ".join(branches) + " : []"

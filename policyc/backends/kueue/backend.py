@@ -157,7 +157,7 @@ def tolerations_added(cluster: Cluster, workload: Workload) -> tuple[tuple[dict,
     flavors of the workload's tier and usages (its required affinity, or the queue rule for preferred placement,
     rules out the others)."""
     groups = {(workload.tier.name, u) for u in usages(workload)}
-    tenant = next(t for t in cluster.tenants if t.name == workload.tenant)
+    tenant = cluster.tenants_by_name[workload.tenant]
     return tuple(tuple(_flavor_tolerations(cluster)[f.name]) for f in flavors(cluster, tenant)
                  if (f.tier, f.usage) in groups)  # fmt: skip
 
@@ -288,8 +288,9 @@ def _resource_group(cluster: Cluster, quotas: dict[str, Resources], borrowing: R
     return {"coveredResources": list(covered), "flavors": group_flavors}
 
 
+@once_per_build
 def cluster_queues(cluster: Cluster) -> list[tuple[Tenant, dict]]:
-    """(tenant, its ClusterQueue), in tenant order."""
+    """(tenant, its ClusterQueue), in tenant order (the backend emits them, its rules check them)."""
     quotas = nominal_quotas(cluster)
     cohorts = {t.name: cohort_of(cluster, t) for t in cluster.tenants}
     unreclaimable: dict[str, int] = {}
@@ -316,6 +317,7 @@ def cluster_queues(cluster: Cluster) -> list[tuple[Tenant, dict]]:
     return out
 
 
+@once_per_build
 def cohorts(cluster: Cluster) -> list[tuple[dict, Path]]:
     """(Cohort, policy path): the root, whose quota is what no tenant is guaranteed (shared by all; every flavor,
     in order of preference), and one per parent tenant."""
