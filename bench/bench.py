@@ -1,6 +1,6 @@
 """policyc's benchmark: prints the figures the performance targets are judged by (not a test).
 
-    python bench/bench.py [--repeat 3] [--quick]
+    python bench/bench.py [--repeat 3] [--rounds 9] [--quick] [--start]
 
 For policies of growing size (bench/generate.py, Volcano backend) it prints, per size, the wall time of each
 stage (load, parse, check, emit, verify, prove, render, write), the total, the peak memory of a process that
@@ -8,19 +8,18 @@ builds it, and objects per second; the naive verification a user would otherwise
 (kubernetes_validate.validate per emitted object) against policyc's on the same objects; and how the cost
 grows with the input. In-process figures are the best of --repeat runs, as timing noise only ever adds.
 
-Then, for every registered scheduler backend (`policyc.registry.SCHEDULERS`), the wall time of
-`python -m policyc build` of the largest policy as a fresh process, replacing its previous output (as a
-rebuild does) and into a new directory (median and minimum of max(--repeat, 5) runs each), and how the
-in-process build grows with 4x the input (best of --repeat at each size, as above). With --quick the largest size
-is the 1,250-node policy, not the 5,000-node one the targets are set for.
+Then each row of `PROCESS_ROWS` (a generated policy) for every registered scheduler backend
+(`policyc.registry.SCHEDULERS`): `python -m policyc build` as a fresh process, replacing its previous output (as a
+rebuild does) and into a new directory, beside the floor: the bare import of the packages policyc uses
+(`python -c "import pydantic, click, ruamel.yaml, jsonschema_rs"`). All run in turns, round after round (--rounds
+rounds after one to warm up), so that the machine's speed, which varies by the minute on a shared machine, weighs
+on all alike; each gets its median wall time and spread, its peak memory, and its ratio to the floor: the ratio of
+the medians, and the middle half of the ratios within a round. With --quick the 1,250-node policy stands in for
+them. Then how the in-process build grows with 4x the input, per backend (best of --repeat at each size).
 
 Last, the start: `policyc --version`, `--help` and `validate` of the shipped example as processes, beside the bare
-import of the packages policyc uses (`python -c "import pydantic, click, ruamel.yaml, jsonschema_rs"`), which
-the start is judged against, and beside that import with a pydantic model defined and validated (pydantic imports
-most of itself only then): all run in turns, round after round (--start-runs rounds after one to warm up), so that
-the machine's speed, which varies by the minute on a shared machine, weighs on all alike. It prints each one's
-median wall time and spread, and its ratio to the bare import: the ratio of the medians, and the middle half of
-the ratios within a round. With --start only this part runs.
+import and beside that import with a pydantic model defined and validated (pydantic imports most of itself only
+then), in turns as above (--start-runs rounds). With --start only this part runs.
 
 Process figures are for policyc as installed: its modules' bytecode is compiled first (pip does it on install),
 as an environment may set PYTHONDONTWRITEBYTECODE, and then every process would compile again each module edited
@@ -33,11 +32,14 @@ import argparse
 import compileall
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -52,6 +54,7 @@ SIZES = [  # (nodes, pools, tenants, workloads)
 STAGES = ("load", "parse", "check", "emit", "verify", "prove", "render", "write")
 EXAMPLE = "policies/ai-prod.yaml"
 PACKAGES = "import pydantic, click, ruamel.yaml, jsonschema_rs"
+FLOOR = ["-c", PACKAGES]
 BARE_IMPORT = "bare import of the packages"
 PYDANTIC_IN_USE = """
 from pydantic import BaseModel
@@ -60,14 +63,47 @@ class Model(BaseModel):
 Model(name="policy")
 """
 STARTS = (  # (label, arguments after the interpreter, target)
-    (BARE_IMPORT, ["-c", PACKAGES], "the reference"),
+    (BARE_IMPORT, FLOOR, "the reference"),
     ("the same, with a pydantic model validated", ["-c", f"{PACKAGES}\n{PYDANTIC_IN_USE}"], "-"),
     ("policyc --version", ["-m", "policyc", "--version"], "≤ 0.1 s"),
     ("policyc --help", ["-m", "policyc", "--help"], "-"),
     (f"policyc validate {EXAMPLE}", ["-m", "policyc", "validate", EXAMPLE], "≤ 2.0x the bare import"),
 )
-BUILD_TARGET = "≤ 1.0 s"
 GROWTH_TARGET = "≤ 4.4x"
+
+
+@dataclass(frozen=True)
+class ProcessRow:
+    """A generated policy (`generate.policy` of these sizes and `options`) built as a fresh process for every
+    scheduler backend, and its targets: at most `ratio` times the floor, and `memory` MiB at peak if it says."""
+
+    nodes: int
+    pools: int
+    tenants: int
+    workloads: int
+    ratio: float
+    memory: int | None = None
+    options: Mapping[str, object] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        extra = "".join(f", {k} {v}" for k, v in self.options.items())
+        return f"{self.nodes:,} / {self.pools} / {self.tenants:,} / {self.workloads}{extra}"
+
+    @property
+    def target(self) -> str:
+        memory = f", ≤ {self.memory} MiB" if self.memory else ""
+        return f"≤ {self.ratio:g}x the floor{memory}"
+
+    def policy(self, backend: str) -> str:
+        return policy(self.nodes, self.pools, self.tenants, self.workloads, backend, **self.options)
+
+
+PROCESS_ROWS = (  # a row per generated policy (nodes / pools / tenants / workloads, options), targets of issue 26
+    ProcessRow(5000, 100, 500, 200, ratio=8),
+)
+QUICK_ROWS = (ProcessRow(1250, 25, 125, 50, ratio=8),)
+"""--quick: the 1,250-node policy stands in for the rows (their targets are not for it)."""
 
 _BUILD_ONCE = """
 import json, resource, sys, time
@@ -136,34 +172,47 @@ def naive_verification(result, sample: int) -> tuple[float, float, int]:
     return naive, best / len(objects), len(objects)
 
 
-def command_wall(
-    args: list[str], runs: int, fresh_output: Path | None = None
-) -> tuple[str, subprocess.CompletedProcess]:
-    """("median s (min min s)", last run) of `python -m policyc ARGS` as a fresh process, over `runs` runs; with
-    `fresh_output`, each run writes to a new directory under it (``-o`` is appended)."""
-    walls = []
-    for run in range(runs):
-        output = ["-o", str(fresh_output / f"run-{run}")] if fresh_output else []
+@dataclass
+class Run:
+    """A process's figures: wall seconds and peak RSS (MiB) per counted run, and the last failure (None: none)."""
+
+    walls: list[float] = field(default_factory=list)
+    peaks: list[float] = field(default_factory=list)
+    failure: str | None = None
+
+
+def run_process(args: list[str]) -> tuple[float, float, str | None]:
+    """(wall seconds, peak RSS in MiB, failure or None) of `python ARGS` as a fresh process in the repository."""
+    with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "policyc", *args, *output], capture_output=True, text=True,
-                              cwd=REPO)  # fmt: skip
-        walls.append(time.perf_counter() - start)
-    return f"{statistics.median(walls):.3f} s (min {min(walls):.3f} s)", proc
+        proc = subprocess.Popen([sys.executable, *args], stdout=subprocess.DEVNULL, stderr=err, cwd=REPO)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = code = os.waitstatus_to_exitcode(status)
+        if not code:
+            return wall, usage.ru_maxrss / 1024, None
+        err.seek(0)
+        lines = err.read().decode(errors="replace").strip().splitlines()[:3]
+    return wall, usage.ru_maxrss / 1024, f"failed (exit {code}): {' '.join(lines)}"
 
 
-def starts(runs: int) -> dict[str, tuple[list[float], int]]:
-    """Label -> (wall times, last exit code) of each of `STARTS` as a fresh process, run in turns for `runs` rounds
-    after one round to warm up (the disk cache, the bytecode), which is not counted."""
-    walls: dict[str, list[float]] = {label: [] for label, _, _ in STARTS}
-    codes: dict[str, int] = {}
-    for round_ in range(runs + 1):
-        for label, args, _ in STARTS:
-            start = time.perf_counter()
-            proc = subprocess.run([sys.executable, *args], capture_output=True, cwd=REPO)
+def in_turns(commands: dict[str, list[str]], rounds: int, fresh: Mapping[str, Path] | None = None) -> dict[str, Run]:
+    """Each of `commands` (label -> arguments after the interpreter) as a fresh process, in turns, for `rounds`
+    rounds after one to warm up (the disk cache, the bytecode, a previous output to replace), which is not counted.
+    A label of `fresh` writes into a new directory each time: `-o` and a directory under that path, removed
+    afterwards (not timed)."""
+    runs, fresh = {label: Run() for label in commands}, fresh or {}
+    for round_ in range(rounds + 1):
+        for label, args in commands.items():
+            output = fresh[label] / f"run-{round_}" if label in fresh else None
+            wall, peak, failure = run_process([*args, *(["-o", str(output)] if output else [])])
+            if output:
+                shutil.rmtree(output, ignore_errors=True)
             if round_:
-                walls[label].append(time.perf_counter() - start)
-            codes[label] = proc.returncode
-    return {label: (walls[label], codes[label]) for label in walls}
+                runs[label].walls.append(wall)
+                runs[label].peaks.append(peak)
+            runs[label].failure = failure or runs[label].failure
+    return runs
 
 
 def quartiles(values: list[float]) -> tuple[float, float]:
@@ -172,30 +221,59 @@ def quartiles(values: list[float]) -> tuple[float, float]:
     return first, third
 
 
-def start_rows(measured: dict[str, tuple[list[float], int]]) -> list[list[str]]:
-    """Rows of the start's table: command, median wall time (min-max), ratio to the bare import (the ratio of the
-    medians, then the middle half of the ratios within a round), target."""
-    bare = measured[BARE_IMPORT][0]
+def wall_cell(walls: list[float]) -> str:
+    """Median wall time and spread: 'median ms (min-max)'."""
+    return f"{statistics.median(walls) * 1000:.0f} ms ({min(walls) * 1000:.0f}-{max(walls) * 1000:.0f})"
+
+
+def ratio_cell(walls: list[float], floor: list[float]) -> str:
+    """The ratio to the floor: of the medians, then the middle half of the ratios within a round."""
+    low, high = quartiles([w / f for w, f in zip(walls, floor, strict=True)])
+    return f"{statistics.median(walls) / statistics.median(floor):.2f}x ({low:.2f}-{high:.2f}x)"
+
+
+def start_rows(measured: dict[str, Run]) -> list[list[str]]:
+    """Rows of the start's table: command, median wall time (min-max), ratio to the bare import, target."""
+    floor = measured[BARE_IMPORT].walls
     rows = []
     for label, _, target in STARTS:
-        walls, code = measured[label]
-        median = statistics.median(walls)
-        if label == BARE_IMPORT:
-            ratio = "1"
-        else:
-            low, high = quartiles([w / b for w, b in zip(walls, bare, strict=True)])
-            ratio = f"{median / statistics.median(bare):.2f}x ({low:.2f}-{high:.2f}x)"
-        failed = f" (failed: exit {code})" if code else ""
-        wall = f"{median * 1000:.0f} ms ({min(walls) * 1000:.0f}-{max(walls) * 1000:.0f}){failed}"
-        rows.append([label, wall, ratio, target])
+        run = measured[label]
+        ratio = "1" if label == BARE_IMPORT else ratio_cell(run.walls, floor)
+        failed = f" ({run.failure})" if run.failure else ""
+        rows.append([label, wall_cell(run.walls) + failed, ratio, target])
     return rows
 
 
-def failure(proc: subprocess.CompletedProcess) -> str | None:
-    if not proc.returncode:
-        return None
-    lines = (proc.stderr or proc.stdout).strip().splitlines()[:3]
-    return f"failed (exit {proc.returncode}): {' '.join(lines)}"
+def process_rows(rows: tuple[ProcessRow, ...], rounds: int, tmp: Path) -> list[list[str]]:
+    """Each row built by every backend as a fresh process, replacing its output and into a new directory, in turns
+    with the floor: the cells of its table."""
+    from policyc.registry import SCHEDULERS
+
+    commands: dict[str, list[str]] = {BARE_IMPORT: FLOOR}
+    fresh: dict[str, Path] = {}
+    for i, row in enumerate(rows):
+        for backend in SCHEDULERS:
+            path = tmp / f"row-{i}-{backend}.yaml"
+            path.write_text(row.policy(backend))
+            build = ["-m", "policyc", "build", str(path)]
+            commands[f"{i} {backend} replacing"] = [*build, "-o", str(tmp / f"row-{i}-{backend}-out")]
+            commands[f"{i} {backend} new"] = build
+            fresh[f"{i} {backend} new"] = tmp / f"row-{i}-{backend}-new"
+    runs = in_turns(commands, rounds, fresh)
+    floor = runs[BARE_IMPORT].walls
+    cells = [[BARE_IMPORT, "-", wall_cell(floor), "1", "-", "-", "-", "the reference"]]
+    for i, row in enumerate(rows):
+        for backend in SCHEDULERS:
+            replacing, new = runs[f"{i} {backend} replacing"], runs[f"{i} {backend} new"]
+            figures = [
+                replacing.failure or wall_cell(replacing.walls),
+                "-" if replacing.failure else ratio_cell(replacing.walls, floor),
+                new.failure or wall_cell(new.walls),
+                "-" if new.failure else ratio_cell(new.walls, floor),
+                f"{max(replacing.peaks + new.peaks):.0f}",
+            ]
+            cells.append([backend, row.label, *figures, row.target])
+    return cells
 
 
 def first_diagnostics(result, count: int = 3) -> str:
@@ -203,10 +281,9 @@ def first_diagnostics(result, count: int = 3) -> str:
     return "; ".join(f"{d.code} {d.message}" for d in diagnostics[:count]) or "failed without a diagnostic"
 
 
-def backend_row(backend: str, sizes: list[tuple[int, int, int, int]], tmp: Path, repeat: int) -> list[str]:
-    """Cells of a backend's row: its largest policy built as a process (median and minimum) replacing its previous
-    output and into a new directory, the in-process growth from the second largest size to the largest (best of
-    `repeat` at each), the targets; or the first failure."""
+def growth_cell(backend: str, sizes: list[tuple[int, int, int, int]], tmp: Path, repeat: int) -> str:
+    """How the backend's in-process build grows from the second largest size to the largest (best of `repeat` at
+    each), or its first failure."""
     from policyc.compiler import compile_file
 
     paths = []
@@ -218,22 +295,25 @@ def backend_row(backend: str, sizes: list[tuple[int, int, int, int]], tmp: Path,
         try:
             result = compile_file(path)
         except Exception as error:  # a backend being written may fail in any way: report it, bench the others
-            return [f"failed: {type(error).__name__}: {error}", "-", "-", "-"]
+            return f"failed: {type(error).__name__}: {error}"
         if not result.ok:
-            return [f"failed: {first_diagnostics(result)}", "-", "-", "-"]
+            return f"failed: {first_diagnostics(result)}"
     small, large = (in_process(path, tmp / f"out-{backend}-{path.stem}", repeat) for path in paths)
-    output = tmp / f"process-{backend}"
-    command_wall(["build", str(paths[-1]), "-o", str(output)], 1)  # the previous output the runs replace
-    replacing, proc = command_wall(["build", str(paths[-1]), "-o", str(output)], max(repeat, 5))
-    new, proc_new = command_wall(["build", str(paths[-1])], max(repeat, 5), fresh_output=tmp / f"new-{backend}")
-    growth = f"{large['total'] / small['total']:.2f}x ({large['build'] / small['build']:.2f}x without write)"
-    cells = [failure(proc) or replacing, failure(proc_new) or new]
-    return [*cells, growth, f"{BUILD_TARGET}, {GROWTH_TARGET}"]
+    return f"{large['total'] / small['total']:.2f}x ({large['build'] / small['build']:.2f}x without write)"
+
+
+def print_table(header: list[str], rows: list[list[str]]) -> None:
+    print(" | ".join(header))
+    print(" | ".join("---" for _ in header))
+    for cells in rows:
+        print(" | ".join(" ".join(cell.split()).replace("|", "\\|") for cell in cells))
+    print()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=9, help="rounds of the process builds")
     parser.add_argument("--quick", action="store_true", help="the two smaller sizes only")
     parser.add_argument("--naive-sample", type=int, default=300, help="objects to check the naive way")
     parser.add_argument("--start", action="store_true", help="only the start: commands beside the bare import")
@@ -244,15 +324,14 @@ def main() -> None:
     if not args.start:
         builds(SIZES[:2] if args.quick else SIZES, args)
     print(f"start: process walls over {args.start_runs} rounds, median (min-max); ratio to the bare import\n")
+    commands = {label: arguments for label, arguments, _ in STARTS}
     header = ["command", "median (min-max)", "ratio: of the medians (middle half of a round's)", "target"]
-    print(" | ".join(header))
-    print(" | ".join("---" for _ in header))
-    for row in start_rows(starts(max(args.start_runs, 2))):
-        print(" | ".join(row))
+    print_table(header, start_rows(in_turns(commands, max(args.start_runs, 2))))
 
 
 def builds(sizes: list[tuple[int, int, int, int]], args: argparse.Namespace) -> None:
-    """Print the in-process stages of each size, the naive verification, and each backend's process build."""
+    """Print the in-process stages of each size, the naive verification, each row built as a process by every
+    backend beside the floor, and each backend's growth."""
     from policyc.registry import SCHEDULERS
 
     rows = []
@@ -264,36 +343,32 @@ def builds(sizes: list[tuple[int, int, int, int]], args: argparse.Namespace) -> 
             memory, cold = peak_memory(path, Path(tmp) / f"cold-{nodes}")
             rows.append(((nodes, pools, tenants, workloads), figures, memory, cold))
         naive, ours, compared = naive_verification(rows[-1][1]["result"], args.naive_sample)
-        backends = {name: backend_row(name, sizes, Path(tmp), args.repeat) for name in SCHEDULERS}
+        processes = process_rows(QUICK_ROWS if args.quick else PROCESS_ROWS, max(args.rounds, 2), Path(tmp))
+        growth = [[name, growth_cell(name, sizes, Path(tmp), args.repeat), GROWTH_TARGET] for name in SCHEDULERS]
 
     print(f"volcano, in-process stages (best of {args.repeat}):\n")
     header = ["nodes/pools/tenants/workloads", "objects", *STAGES, "total", "cold process", "peak MiB", "objects/s"]
-    print(" | ".join(header))
-    print(" | ".join("---" for _ in header))
-    for (nodes, pools, tenants, workloads), f, memory, cold in rows:
-        cells = [f"{nodes}/{pools}/{tenants}/{workloads}", str(f["objects"]),
-                 *(f"{f[s] * 1000:.0f} ms" for s in STAGES), f"{f['total'] * 1000:.0f} ms", f"{cold * 1000:.0f} ms",
-                 f"{memory:.0f}", f"{f['objects'] / f['total']:.0f}"]  # fmt: skip
-        print(" | ".join(cells))
-    print()
+    print_table(header, [
+        [f"{nodes}/{pools}/{tenants}/{workloads}", str(f["objects"]), *(f"{f[s] * 1000:.0f} ms" for s in STAGES),
+         f"{f['total'] * 1000:.0f} ms", f"{cold * 1000:.0f} ms", f"{memory:.0f}", f"{f['objects'] / f['total']:.0f}"]
+        for (nodes, pools, tenants, workloads), f, memory, cold in rows
+    ])  # fmt: skip
     small, large = rows[-2][1]["total"], rows[-1][1]["total"]
     print(f"growth: 4x the input ({rows[-2][0][0]} -> {rows[-1][0][0]} nodes) costs {large / small:.2f}x the time")
     print(f"verification: kubernetes_validate.validate {naive * 1000:.2f} ms/object, "
           f"policyc {ours * 1e6:.1f} us/object on the same {compared} objects: {naive / ours:.0f}x faster")  # fmt: skip
+    print()
 
-    (nodes, _, tenants, _), (small_nodes, *_) = sizes[-1], sizes[-2]
-    print(f"\nper backend: {nodes:,}-node / {tenants}-tenant policy; growth {small_nodes:,} -> {nodes:,} nodes; "
-          f"process walls median (min) of {max(args.repeat, 5)}")  # fmt: skip
+    print(f"`policyc build` as a fresh process, in turns with the floor ({BARE_IMPORT}) over {max(args.rounds, 2)} "
+          "rounds: median wall (min-max), ratio to the floor: of the medians (middle half of a round's)")  # fmt: skip
     if args.quick:
-        print(f"(--quick: the largest quick size; the targets are for the {SIZES[-1][0]:,}-node policy)")
+        print("(--quick: the 1,250-node policy stands in for the rows; their targets are not for it)")
     print()
-    header = ["backend", f"{nodes:,}-node build (process, replacing its output)", "same, into a new directory",
-              "growth 4x input (in-process)", "target"]  # fmt: skip
-    print(" | ".join(header))
-    print(" | ".join("---" for _ in header))
-    for name, cells in backends.items():
-        print(" | ".join([name, *(" ".join(cell.split()).replace("|", "\\|") for cell in cells)]))
-    print()
+    header = ["backend", "nodes / pools / tenants / workloads", "replacing its output", "ratio", "into a new directory",
+              "ratio", "peak MiB", "target"]  # fmt: skip
+    print_table(header, processes)
+    print(f"per backend, in-process growth ({sizes[-2][0]:,} -> {sizes[-1][0]:,} nodes, best of {args.repeat}):\n")
+    print_table(["backend", "growth 4x input", "target"], growth)
 
 
 if __name__ == "__main__":

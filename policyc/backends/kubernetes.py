@@ -37,8 +37,8 @@ def _claim_templates(cluster: Cluster, t: Tenant) -> list[Manifest]:
     """A ResourceClaimTemplate for each of the tenant's workloads on a DRA tier, in its namespace: each pod of the
     workload gets a claim for its GPUs from it."""
     out = []
-    for w in cluster.workloads:
-        if w.tenant == t.name and w.tier.device_class:
+    for w in cluster.workloads_of(t.name):
+        if w.tier.device_class:
             name = dra.claim_template_name(w.name)
             meta = metadata(name, cluster.name, namespace=w.namespace, labels={cluster.keys.tenant: t.name})
             out.append(Manifest(dra.claim_template(w.tier.device_class, w.gpus, meta), (w.path, (*w.path, "gpus"))))

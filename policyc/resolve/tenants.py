@@ -32,9 +32,12 @@ def tenants(ctx: Context, class_names: set[str], tiers: list[ir.Tier], pools: li
     tier_resources = {t.name: t.resource for t in tiers}
     pool_resources = {p.resource for p in pools if p.resource}
     ns_owner: dict[str, str] = {}
+    workloads: dict[str, list[m.Workload]] = {}
+    for w in ctx.spec.workloads:
+        workloads.setdefault(w.tenant, []).append(w)
     out = {}
     for i, tenant in unique:
-        gpu = _tenant_gpu(ctx, tenant.name, tier_resources, pool_resources)
+        gpu = _tenant_gpu(ctx, workloads.get(tenant.name, []), tier_resources, pool_resources)
         _claim_namespaces(ctx, tenant, i, ns_owner)
         allowed = _allowed_classes(ctx, tenant, i, class_names)
         parent = tenant.queue.parent
@@ -57,12 +60,11 @@ def tenants(ctx: Context, class_names: set[str], tiers: list[ir.Tier], pools: li
 
 
 def _tenant_gpu(
-    ctx: Context, tenant: str, tier_resources: dict[str, str | None], pool_resources: set[str]
+    ctx: Context, workloads: list[m.Workload], tier_resources: dict[str, str | None], pool_resources: set[str]
 ) -> str | Ambiguous:
-    """What 'gpu' means for `tenant`: the accelerator resource of the tiers its workloads use (of every pool when it
-    declares none), unless they are several."""
-    workloads = ctx.spec.workloads
-    tiers = sorted({w.gpu_tier for w in workloads if w.tenant == tenant and w.gpu_tier in tier_resources})
+    """What 'gpu' means for a tenant with these `workloads`: the accelerator resource of the tiers they use (of every
+    pool when it declares none), unless they are several."""
+    tiers = sorted({w.gpu_tier for w in workloads if w.gpu_tier in tier_resources})
     used = {tier_resources[t] for t in tiers} or pool_resources
     found = sorted(used or {ctx.spec.gpu_resource})
     if len(found) == 1:
@@ -71,7 +73,7 @@ def _tenant_gpu(
         return Ambiguous(tuple(found), None)  # a workload, tier or pool left out may be the one that tells
     if tiers:
         why = "the tenant's workloads use tiers " + ", ".join(f"{t} ({tier_resources[t]})" for t in tiers)
-    elif any(w.tenant == tenant for w in workloads):
+    elif workloads:
         why = "the tenant's workloads use no GPU, and the pools have several accelerators"
     else:
         why = "the tenant names no workload, and the pools have several accelerators"

@@ -97,7 +97,7 @@ def _flavors_per_queue(cluster: Cluster) -> Iterator[Diagnostic]:
             break
     existing = {(f.tier, f.usage) for f in every}
     for t in cluster.tenants:
-        mine = sorted((w for w in cluster.workloads if w.tenant == t.name), key=lambda w: w.path)
+        mine = sorted(cluster.workloads_of(t.name), key=lambda w: w.path)
         offered: set[tuple[str, str]] = set()
         for w in mine:
             offered |= {(w.tier.name, u) for u in usages(w)} & existing

@@ -132,7 +132,7 @@ def _preemption(cluster: Cluster) -> Iterator[Diagnostic]:
     classes = {c.name: c for c in cluster.priority_classes}
     default = next((c.name for c in cluster.priority_classes if c.global_default), None)
     for t in cluster.tenants:
-        runs = [(w, classes.get(w.priority_class or default or "")) for w in cluster.workloads if w.tenant == t.name]
+        runs = [(w, classes.get(w.priority_class or default or "")) for w in cluster.workloads_of(t.name)]
         found = _held_by_queue(cluster, t, runs)
         if found is not None:
             yield found
