@@ -23,7 +23,6 @@ Facts from Kubernetes (`plugin/pkg/admission/{limitranger,priority,resourcequota
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -173,10 +172,26 @@ def _containers(spec: Mapping[str, Any]) -> list[tuple[str, dict]]:
 # --- API defaulting and LimitRanger ------------------------------------------------------------------------
 
 
+def _copy(obj: Mapping[str, Any]) -> dict:
+    """A deep copy of an API object (JSON-like: maps, lists and immutable scalars), as the API server decodes it
+    from a request: nothing in it shared with `obj` or within itself."""
+    return {k: _copy_value(v) for k, v in obj.items()}
+
+
+def _copy_value(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_copy_value(v) for v in value]
+    if isinstance(value, str | int | float | None):
+        return value
+    return _copy(value) if isinstance(value, Mapping) else value
+
+
 def stored_limit_range(limit_range: Mapping[str, Any]) -> dict:
     """A LimitRange as the API server stores it: for `Container` items, `default` filled in from `max`, then
     `defaultRequest` from `default`, then from `min`."""
-    stored = copy.deepcopy(dict(limit_range))
+    stored = _copy(limit_range)
     for item in (stored.get("spec") or {}).get("limits") or ():
         if item.get("type") != "Container":
             continue
@@ -584,7 +599,7 @@ def admit_pod(
     """Send a pod create through admission in a namespace holding `limit_ranges` and `quotas` (as submitted; their
     status is taken from `spec.hard` and `used`, quota name -> key -> amount, zero when absent), in a cluster with
     the PriorityClass objects `priority_classes` besides the system ones."""
-    mutated = copy.deepcopy(dict(pod))
+    mutated = _copy(pod)
     meta = mutated.setdefault("metadata", {})
     spec = mutated.setdefault("spec", {})
     name = meta.get("name", "")

@@ -123,6 +123,8 @@ def _float(value: float) -> str:
 
 
 def _double_quoted(value: str) -> str:
+    if value.isascii() and value.isprintable():  # what json escapes of it, and nothing else to escape
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     out = json.dumps(value, ensure_ascii=False)
     # json leaves these unescaped, but YAML 1.1 readers treat them as line breaks or a byte-order mark.
     for ch in ("\x85", "\u2028", "\u2029", "\ufeff"):
