@@ -13,7 +13,7 @@ from decimal import Decimal
 from policyc.checks.written import Written
 from policyc.diagnostics import Diagnostic, Path, diag, where
 from policyc.gpu import dra
-from policyc.ir import Cluster, LimitRange, Resources
+from policyc.ir import Cluster, LimitRange, Resources, once_per_build
 from policyc.k8s.objects import QUOTA_OBJECT_COUNTS
 from policyc.k8s.quantity import Quantity
 
@@ -56,8 +56,13 @@ def _fractional_bytes(resource: str, amount: Quantity, path: Path) -> Diagnostic
     )
 
 
-def amounts(cluster: Cluster) -> Iterator[tuple[str, Quantity, Path]]:
-    """(resource, amount, location) of every resource amount the policy states."""
+@once_per_build
+def amounts(cluster: Cluster) -> list[tuple[str, Quantity, Path]]:
+    """(resource, amount, location) of every resource amount the policy states (two checks read them)."""
+    return list(_amounts(cluster))
+
+
+def _amounts(cluster: Cluster) -> Iterator[tuple[str, Quantity, Path]]:
 
     def each(resources: Resources, base: Path) -> Iterator[tuple[str, Quantity, Path]]:
         for resource, amount in resources.items():

@@ -124,8 +124,11 @@ def depths(graph: Mapping[ObjectId, frozenset[ObjectId]]) -> dict[ObjectId, int]
         if i in visiting:  # the checks refuse what would make one (a queue its own ancestor): a policyc bug
             raise ValueError(f"dependency cycle through {'/'.join(filter(None, i))}")
         visiting.add(i)
-        out[i] = max((depth(n) + 1 for n in sorted(graph[i])), default=0)
+        deepest = -1
+        for n in sorted(graph[i]):
+            deepest = max(deepest, depth(n))
         visiting.discard(i)
+        out[i] = deepest + 1
         return out[i]
 
     for i in sorted(graph):
@@ -163,12 +166,17 @@ def _named(node: Any, key: str) -> Iterator[str]:
 def _makes_pods(node: Any) -> bool:
     """Whether `node` holds a pod template: a `template` with a `spec`, at any depth (a Deployment's, a Job's, each
     task's of a gang job, a Slurm NodeSet's)."""
-    if isinstance(node, dict):
-        template = node.get("template")
-        if isinstance(template, dict) and isinstance(template.get("spec"), dict):
-            return True
-        return any(_makes_pods(v) for v in node.values())
-    return isinstance(node, list) and any(_makes_pods(item) for item in node)
+    todo = [node]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            template = node.get("template")
+            if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+                return True
+            todo.extend(node.values())
+        elif isinstance(node, list):
+            todo.extend(node)
+    return False
 
 
 def _namespace_labels(present: Mapping[ObjectId, Mapping[str, Any]], namespace: str) -> dict[str, str]:

@@ -66,12 +66,13 @@ class Quantity:
     Equality, hashing and ordering use the value only: ``Quantity.parse("1Gi") == Quantity.parse("1073741824")``.
     """
 
-    __slots__ = ("_coefficient", "_exponent", "_format", "_text")
+    __slots__ = ("_coefficient", "_exponent", "_format", "_text", "_value")
 
     _coefficient: int
     _exponent: int
     _format: Format
     _text: str | None
+    _value: Fraction | None
 
     def __init__(self) -> None:
         raise TypeError("use Quantity.parse, Quantity.from_json or Quantity.from_value")
@@ -84,6 +85,7 @@ class Quantity:
         _set(q, "_exponent", exponent)
         _set(q, "_format", fmt)
         _set(q, "_text", None)
+        _set(q, "_value", None)
         return q
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -166,10 +168,15 @@ class Quantity:
 
     @property
     def value(self) -> Fraction:
-        """The exact value."""
-        if self._exponent >= 0:
-            return Fraction(self._coefficient * 10**self._exponent)
-        return Fraction(self._coefficient, 10**-self._exponent)
+        """The exact value (worked out once: the checks and proofs read it again and again)."""
+        value = self._value
+        if value is None:
+            if self._exponent >= 0:
+                value = Fraction(self._coefficient * 10**self._exponent)
+            else:
+                value = Fraction(self._coefficient, 10**-self._exponent)
+            _set(self, "_value", value)
+        return value
 
     def is_integer(self) -> bool:
         """Whether the value is a whole number."""
