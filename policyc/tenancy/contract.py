@@ -120,7 +120,7 @@ def _contract(
 # --- the rules ----------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(slots=True, eq=False)  # not frozen: the tenancy proof makes ten thousand (frozen: 5x the cost)
 class Subject:
     """An object under admission, as the rules read it."""
 
