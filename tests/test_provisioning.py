@@ -597,3 +597,32 @@ def test_pools_by_size_have_no_node_cap_and_output_that_does_not_grow_with_nodes
     assert 0 < grown < sum(sizes[900].values()) / 100
     named = compile_policy(generated(130_000, 9, 4, 4), "bench.yaml")
     assert [d.code for d in named.report.errors] == ["PC205"]  # named nodes keep their cap
+
+
+def test_a_misspelt_setting_of_a_provisioner_is_located_with_its_fix(compile_text) -> None:
+    text = policy(extra="  provisioning: {static: {nodeFeatureRule: false}}\n")
+    [d] = compile_text(text).report.errors
+    assert (d.code, d.line) == ("PC101", line_of(text, "nodeFeatureRule: false"))
+    assert d.message == "unknown field 'nodeFeatureRule' in 'provisioning.static'"
+    assert d.hint == "did you mean 'nodeFeatureRules'?"
+
+
+def test_explain_prints_and_returns_the_pools(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from policyc.commands.cli import main
+
+    path = tmp_path / "policy.yaml"
+    path.write_text(policy(), encoding="utf-8")
+    text = CliRunner().invoke(main, ["explain", str(path), "--pool", "l4"])
+    assert text.exit_code == 0
+    assert text.stdout.endswith(
+        "Pools (how their nodes come to be):\n  l4: static, 8 nodes: nodes/apply.sh, NodeFeatureRule policyc-pool-l4\n"
+    )
+    doc = json.loads(CliRunner().invoke(main, ["explain", str(path), "--format", "json"]).stdout)
+    assert doc["pools"] == [
+        {"pool": "h100", "provisioning": "static", "min_nodes": 4, "max_nodes": 4,
+         "how": "nodes/apply.sh, NodeFeatureRule policyc-pool-h100"},
+        {"pool": "l4", "provisioning": "static", "min_nodes": 8, "max_nodes": 8,
+         "how": "nodes/apply.sh, NodeFeatureRule policyc-pool-l4"},
+    ]  # fmt: skip
