@@ -536,8 +536,9 @@ def test_release_of_named_nodes_and_as_a_dry_run(release) -> None:
     dry = release.run("--dry-run")
     assert dry.returncode == 0 and release.nodes == STATE and [c[0] for c in release.calls] == ["get"]
     assert "taint node h100-01 --overwrite ai.example.com/node.registering:NoSchedule-" in dry.stdout
-    only = release.run("h100-02", "x-1")
+    only = release.run("h100-02", "x-1", "gone-1")
     assert [c[0] for c in release.calls] == ["get"] and "released 0 node(s), 2 wait" in only.stderr
+    assert "release.sh: warning: no node gone-1 in the cluster" in only.stderr
     assert release.run("--bogus").returncode == 2
 
 

@@ -71,7 +71,9 @@ done <<<"$state"
 
 released=0
 waiting=0
+declare -A SEEN=()
 for node in "${nodes[@]+"${nodes[@]}"}"; do
+  SEEN[$node]=1
   if ((${#ONLY[@]} > 0)) && [[ -z ${ONLY[$node]-} ]]; then continue; fi
   have=" ${HAS[$node]-} "
   if [[ $have != *" $REGISTRATION "* ]]; then continue; fi
@@ -93,6 +95,10 @@ for node in "${nodes[@]+"${nodes[@]}"}"; do
   fi
   run taint node "$node" --overwrite "$REGISTRATION-"
   released=$((released + 1))
+done
+
+for node in "${!ONLY[@]}"; do
+  if [[ -z ${SEEN[$node]-} ]]; then echo "release.sh: warning: no node $node in the cluster" >&2; fi
 done
 
 if ((DRY_RUN)); then
