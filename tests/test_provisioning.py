@@ -627,3 +627,10 @@ def test_explain_prints_and_returns_the_pools(tmp_path: Path) -> None:
         {"pool": "l4", "provisioning": "static", "min_nodes": 8, "max_nodes": 8,
          "how": "nodes/apply.sh, NodeFeatureRule policyc-pool-l4"},
     ]  # fmt: skip
+
+
+def test_a_provisioners_namespaces_and_label_domains_are_its_own(sized, compile_text) -> None:
+    claimed = compile_text(policy(SIZED).replace("namespaces: [ml]", "namespaces: [sized-system]"))
+    assert [(d.code, "where Sized runs" in d.message) for d in claimed.report.errors] == [("PC430", True)]
+    domain = compile_text(policy(SIZED).replace("domain: ai.example.com", "domain: gpu.sized.example"))
+    assert [(d.code, "belongs to Sized" in d.message) for d in domain.report.errors] == [("PC412", True)]
