@@ -59,7 +59,10 @@ def _slurm_only_reached(cluster: Cluster, w: Workload) -> bool:
 
 def _beyond_grant(cluster: Cluster, w: Workload, t: dict, why: Excess, path: tuple) -> Diagnostic:
     key = t["key"]
-    shown = f"{key} (operator Exists)" if t.get("operator") == "Exists" else f"{key}={t.get('value', '')}"
+    if t.get("operator") == "Exists":
+        shown = f"{key} (operator Exists)"
+    else:
+        shown = f"{key}={t['value']}" if t.get("value") else f"{key} (no value)"
     if why.kind == "control-plane":
         reach = "tolerates the control plane's taint"
     elif why.kind == "registration":
