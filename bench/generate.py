@@ -1,6 +1,7 @@
 """Generate a valid policy of a given size for the benchmark.
 
-    python bench/generate.py --nodes 5000 --pools 100 --tenants 500 --workloads 200 [--backend kueue] > big.yaml
+    python bench/generate.py --nodes 5000 --pools 100 --tenants 500 --workloads 200 [--backend kueue]
+        [--provisioning NAME] > big.yaml
 
 Pools cycle through three GPU tiers and the three usages; every tenant owns two namespaces, a queue with a
 guarantee and a quota; workloads spread over tenants and tiers, half training, half inference. The
@@ -9,6 +10,9 @@ guarantees and quotas are sized to fit the cluster, so the policy compiles witho
 The scheduler backend is volcano unless `backend` names another (`spec.scheduler: {backend: ...}`; the
 volcano policy leaves it out, as it always has). Only volcano runs VolcanoJobs: for the others the training
 workloads are batch/v1 Jobs and PyTorchJobs.
+
+The pools are static, their nodes listed as ranges, unless `provisioning` names another node provisioner: its pools
+are pools by size (`provisioning: NAME`, `count`), whose nodes are not listed, and which have no node-count cap.
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ TIERS = (("high", "NVIDIA-H100-80GB"), ("mid", "NVIDIA-A40"), ("low", "NVIDIA-L4
 USAGES = ("training", "inference", "hybrid")
 
 
-def policy(nodes: int, pools: int, tenants: int, workloads: int, backend: str = "volcano") -> str:
+def policy(
+    nodes: int, pools: int, tenants: int, workloads: int, backend: str = "volcano", provisioning: str = "static"
+) -> str:
     per_pool = max(1, nodes // pools)
     width = len(str(per_pool))
     out = [
@@ -44,10 +50,15 @@ def policy(nodes: int, pools: int, tenants: int, workloads: int, backend: str = 
     for p in range(pools):
         tier, product = TIERS[p % 3]
         usage = USAGES[(p // 3) % 3]
+        size = (
+            [f'      nodes: ["p{p:03d}-n[{1:0{width}d}-{per_pool:0{width}d}]"]']
+            if provisioning == "static"
+            else [f"      provisioning: {provisioning}", f"      count: {per_pool}"]
+        )
         out += [
             f"    - name: pool-{p:03d}",
             f"      usage: {usage}",
-            f'      nodes: ["p{p:03d}-n[{1:0{width}d}-{per_pool:0{width}d}]"]',
+            *size,
             f"      gpu: {{product: {product}, count: 8, memory: 80Gi}}",
             '      allocatable: {cpu: "96", memory: 1000Gi}',
         ]
@@ -83,8 +94,11 @@ def main() -> None:
     parser.add_argument("--tenants", type=int, default=500)
     parser.add_argument("--workloads", type=int, default=200)
     parser.add_argument("--backend", default="volcano", help="scheduler backend (spec.scheduler.backend)")
+    parser.add_argument(
+        "--provisioning", default="static", help="node provisioner of the pools (pools by size but static)"
+    )
     args = parser.parse_args()
-    sys.stdout.write(policy(args.nodes, args.pools, args.tenants, args.workloads, args.backend))
+    sys.stdout.write(policy(args.nodes, args.pools, args.tenants, args.workloads, args.backend, args.provisioning))
 
 
 if __name__ == "__main__":

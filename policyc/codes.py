@@ -671,6 +671,38 @@ _RULES: tuple[Rule, ...] = (
         Severity.ERROR,
         "A scheduler setting of another backend than the one the policy selects.",
     ),
+    # Rules added since identities came: no number, the family stated
+    Rule(
+        None,
+        "pool-nodes-or-size",
+        Severity.ERROR,
+        "A pool states its nodes otherwise than its provisioning needs: names (nodes) for a static pool (and a Slurm "
+        "partition's), a size (count, or minNodes and maxNodes) for the others.",
+        family="meaning",
+    ),
+    Rule(
+        None,
+        "settings-of-another-provisioner",
+        Severity.ERROR,
+        "A pool states the block of settings of a node provisioner it does not use (nodePools[].<provisioner>).",
+        family="meaning",
+    ),
+    Rule(
+        None,
+        "guarantee-waits-for-scale-up",
+        Severity.WARNING,
+        "Queue guarantees above what the pools they can use hold at their minimum size: they are kept only once the "
+        "pools have scaled up.",
+        family="meaning",
+    ),
+    Rule(
+        None,
+        "placement-fresh-node",
+        Severity.ERROR,
+        "A workload template can land on a node of a pool as it registers, before the pool's labels and taints are "
+        "set: on a pool its class is not granted.",
+        family="proof",
+    ),
     # PC9xx: output verification
     Rule("PC901", "output-schema", Severity.ERROR, "An emitted object does not pass its Kubernetes or CRD schema."),
     Rule(

@@ -3,7 +3,8 @@
 Each stage is a plain function of the previous stage's result. The pipeline stops after the check
 stage if any error was found (backends only ever see a consistent cluster) and after verification if
 an emitted object fails its schema. It never writes files: `policyc.output.write` does, for the CLI.
-It looks the policy's scheduler backend up in the registry, once, and passes it to the stages that need it.
+It looks the policy's scheduler backend and its pools' node provisioners up in the registry, once, and passes them to
+the stages that need them.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from policyc.ir import Cluster
 from policyc.output.write import OutputFile
 
 if TYPE_CHECKING:
-    from policyc.backends.interface import SchedulerBackend
+    from policyc.backends.interface import Provisioner, SchedulerBackend
     from policyc.language.load import Document
     from policyc.language.parse import Parsed
 
@@ -33,6 +34,8 @@ class Compilation:
     cluster: Cluster | None = None
     backend: SchedulerBackend | None = None
     """The scheduler backend the cluster selects (`policyc.registry.scheduler`), once the policy resolved."""
+    provisioners: dict[str, Provisioner] = field(default_factory=dict)
+    """The node provisioners its pools select (`policyc.registry.provisioner`), by name, in registry order."""
     artifacts: list[Artifact] = field(default_factory=list)
     files: dict[str, OutputFile] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
@@ -112,14 +115,20 @@ def _compile(load: Callable[[], Document], name: str) -> Compilation:
     result.cluster = cluster
     # The union spec.scheduler is has a member per registered backend: the name is one of theirs.
     selected = cluster.scheduler.backend
+    used = [name for name in registry.PROVISIONERS if any(p.provisioning == name for p in cluster.pools)]
+    own_checks = (
+        *registry.scheduler_rules(selected).CHECKS,
+        *(c for n in used for c in registry.provisioner_rules(n).CHECKS),
+    )
     # A value the loader rejected is null from here on: what later stages would say about it is said already.
-    found = run_checks(cluster, Written(doc.data), registry.scheduler_rules(selected).CHECKS)
+    found = run_checks(cluster, Written(doc.data), own_checks)
     report.extend(d for d in found if not doc.source_map.is_rejected(d.path))
     clock.lap("check")
     if report.failed:
         return result
     backend = result.backend = registry.scheduler(selected)
-    result.artifacts = emit(cluster, backend)
+    result.provisioners = {name: registry.provisioner(name) for name in used}
+    result.artifacts = emit(cluster, backend, result.provisioners)
     clock.lap("emit")
     report.extend(verify(result.artifacts, cluster.kubernetes_version))
     clock.lap("verify")

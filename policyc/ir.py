@@ -75,6 +75,12 @@ class LabelKeys:
         return f"{self.domain}/slurm-only"
 
     @property
+    def registration(self) -> str:
+        """The taint a node of a pool registers with when nothing taints it as it joins (its kubelet's
+        registerWithTaints), until `nodes/release.sh` finds it carrying its pool's taints."""
+        return f"{self.domain}/node.registering"
+
+    @property
     def workload_class(self) -> str:
         """The pod label naming the workload class whose placement admission injects."""
         return f"{self.domain}/workload-class"
@@ -100,6 +106,11 @@ class Tier:
     """The DeviceClass its GPUs are claimed by (`policyc.gpu.dra`; None: requested as `resource`)."""
 
 
+def node_range(fewest: int, most: int) -> str:
+    """A number of nodes, or a range of them, as people read it: '16 nodes', '1 node', '0-16 nodes'."""
+    return f"{most} node{'s' if most != 1 else ''}" if fewest == most else f"{fewest}-{most} nodes"
+
+
 @dataclass(frozen=True, slots=True)
 class Pool:
     name: str
@@ -111,10 +122,22 @@ class Pool:
     gpus_per_node: int
     gpu_memory: Quantity | None
     nodes: tuple[str, ...]
+    """Its nodes' names, for a provisioner that lists them (`named`); empty for a pool by size."""
+    provisioning: str
+    """Its node provisioner (a key of `policyc.registry.PROVISIONERS`)."""
+    named: bool
+    """Whether its nodes are listed by name (its provisioner's `NAMED_NODES`), or it is a pool by size."""
+    min_nodes: int
+    """The fewest nodes it has (a named pool: all of them)."""
+    max_nodes: int
+    """The most nodes it may have (a named pool: all of them): what capacity and sizing count."""
     labels: dict[str, str]
-    """Every label the node script sets on each node, sorted by key."""
+    """Every label its provisioning gives each of its nodes (the node script, for named nodes), sorted by key."""
     taints: tuple[Taint, ...]
-    """Every taint the node script sets on each node, sorted by key."""
+    """Every taint its provisioning gives each of its nodes, sorted by key."""
+    registration_taints: tuple[Taint, ...]
+    """What a node of the pool carries as it registers, before its labels: its taints, where its provisioner puts them
+    there, else policyc's registration taint (`LabelKeys.registration`)."""
     allocatable: Resources
     gfd: bool
     path: Path
@@ -137,6 +160,9 @@ class Pool:
     """Who makes its accelerators (a key of `accelerators.VENDORS`)."""
     slurm: PoolSlurm | None = None
     """The Slurm partition its nodes are in (`policyc.gpu.slurm`), if any."""
+    provisioning_settings: Any = None
+    """Its own block of its provisioner's settings (`nodePools[].<provisioning>`: its `settings.PoolSettings`), if
+    the policy states one."""
 
     @property
     def discovered_product(self) -> bool:
@@ -145,7 +171,13 @@ class Pool:
 
     @property
     def gpus(self) -> int:
-        return self.gpus_per_node * len(self.nodes)
+        """Its accelerator devices when it has its most nodes."""
+        return self.gpus_per_node * self.max_nodes
+
+    @property
+    def size(self) -> str:
+        """Its size as people read it: '16 nodes', '1 node', '0-16 nodes'."""
+        return node_range(self.min_nodes, self.max_nodes)
 
     @property
     def device_class(self) -> str | None:
@@ -404,6 +436,8 @@ class Cluster:
     """The GPU alerts, when the policy asks for them."""
     slurm: SlurmSettings | None = None
     """How Slurm runs, when a pool names a partition (`policyc.gpu.slurm`)."""
+    provisioning: Mapping[str, Any] = field(default_factory=dict)
+    """Node provisioner -> its settings (`spec.provisioning.<name>`, defaults filled in), for every registered one."""
     derived: dict = field(default_factory=dict, init=False, compare=False, repr=False)
     """What later stages derive from the cluster and several of them read, computed once per build (for
     example each workload's pod contract, `policyc.pods`), keyed by what derives it."""
@@ -463,15 +497,16 @@ class Cluster:
         """Name -> tenant (names are unique: resolve leaves out a repeated one). Shared: callers must not change it."""
         return {t.name: t for t in self.tenants}
 
-    def pool_capacity(self, pool: Pool, resource: str) -> Quantity | None:
-        """What `pool` has of `resource` in all its nodes: its GPUs (none of another accelerator), or its allocatable
-        times its nodes; None where the policy does not say."""
+    def pool_capacity(self, pool: Pool, resource: str, *, fewest: bool = False) -> Quantity | None:
+        """What `pool` has of `resource` in all its nodes (its most nodes; its fewest with `fewest`): its GPUs (none of
+        another accelerator), or its allocatable times its nodes; None where the policy does not say."""
+        nodes = pool.min_nodes if fewest else pool.max_nodes
         if resource == pool.resource:
-            return Quantity.from_value(pool.gpus)
+            return Quantity.from_value(pool.gpus_per_node * nodes)
         per_node = pool.allocatable.get(resource)
         if per_node is None and (resource in self.accelerators or dra.is_devices_key(resource)):
             return Quantity.from_value(0)
-        return None if per_node is None else per_node * len(pool.nodes)
+        return None if per_node is None else per_node * nodes
 
     def capacity(self, pools: Sequence[Pool]) -> dict[str, Quantity]:
         """Resource -> total over `pools`, for the resources every one of them states (accelerators, requested or
@@ -497,6 +532,16 @@ class Cluster:
     @property
     def control_plane_taint(self) -> Taint:
         return Taint(self.keys.control_plane, "", "NoSchedule")
+
+    @property
+    def registration_taint(self) -> Taint:
+        """The taint a node registers with where nothing taints it as it joins (`LabelKeys.registration`)."""
+        return Taint(self.keys.registration, "", "NoSchedule")
+
+    @functools.cached_property
+    def named_pools(self) -> tuple[Pool, ...]:
+        """The pools whose nodes are listed by name."""
+        return tuple(p for p in self.pools if p.named)
 
 
 @dataclass(frozen=True, eq=False)

@@ -5,7 +5,8 @@ A node in the file is ``{"labels": {...}, "taints": [{"key", "value", "effect"}]
 
 - ``get nodes -o go-template=...``, answered in the line format that template prints: N node / L node key
   value / T node key effect, and R node labels|taints value for each record annotation the template names
-  with ``{{with index . "NAME"}}R...`` whose value is not empty (``with`` skips "");
+  with ``{{with index . "NAME"}}R...`` whose value is not empty (``with`` skips ""); or, for nodes/release.sh's
+  template: N node / P node value of the label it names with ``{{if eq $k "KEY"}}P`` / V node key[=value]:effect;
 - ``taint node NAME --overwrite ARGS``; removing a taint the node does not have fails, as with kubectl, so a
   script that removes blindly is caught;
 - ``patch node NAME --type merge -p JSON``: a JSON merge patch (RFC 7386: null deletes a key, an object is
@@ -39,7 +40,25 @@ def merge_patch(target, patch):
     return out
 
 
+POOL_LABEL = re.compile(r'\{\{if eq \$k "([^"]+)"\}\}P')
+"""The label nodes/release.sh's go-template prints on its P lines."""
+
+
+def get_release(nodes: dict, template: str) -> None:
+    [label] = POOL_LABEL.findall(template)
+    for name, node in nodes.items():
+        sys.stdout.write(f"N\t{name}\n")
+        if label in node["labels"]:
+            sys.stdout.write(f"P\t{name}\t{node['labels'][label]}\n")
+        for t in node["taints"]:
+            value = f"={t['value']}" if t.get("value") else ""
+            sys.stdout.write(f"V\t{name}\t{t['key']}{value}:{t['effect']}\n")
+
+
 def get(nodes: dict, template: str) -> None:
+    if POOL_LABEL.search(template):
+        get_release(nodes, template)
+        return
     records = RECORD.findall(template)
     for name, node in nodes.items():
         sys.stdout.write(f"N\t{name}\n")

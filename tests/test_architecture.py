@@ -41,10 +41,11 @@ SAME_TOPIC = {
     "slurm": "Slurm's formats (gpu), its files emitted (backends) and checked (checks)",
     "workloads": "resolved (resolve), their templates emitted (backends) and checked (checks)",
     "nodes": "nodes and pools resolved (resolve), their labels and taints written (backends)",
-    "codes": "the catalogue, each backend's rules that join it, and the command that prints it",
-    "settings": "a face of each scheduler backend",
-    "rules": "a face of each scheduler backend",
-    "backend": "a face of each scheduler backend",
+    "codes": "the catalogue, each backend's rules that join it (scheduler or node provisioner), and the command that "
+    "prints it",
+    "settings": "a face of each backend (scheduler or node provisioner)",
+    "rules": "a face of each backend (scheduler or node provisioner)",
+    "backend": "a face of each backend (scheduler or node provisioner)",
 }
 """Module names used in more than one folder, and the one topic they share."""
 

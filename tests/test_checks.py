@@ -71,14 +71,15 @@ def test_the_policy_language_names_exactly_the_kinds_policyc_templates() -> None
     """Each backend templates exactly the kinds its settings declare, and the language names every one of them."""
     from typing import get_args
 
-    from policyc.language.model.policy import Workload, policy_model
+    from policyc.language.model.policy import policy_model
     from policyc.registry import SCHEDULERS, scheduler, settings
 
     for name in SCHEDULERS:
         assert list(scheduler(name).KINDS) == list(settings(name).WORKLOAD_KINDS), name
         assert set(settings(name).DEFAULT_KINDS.values()) <= set(settings(name).WORKLOAD_KINDS), name
-    policy_model()  # builds workloads[].kind from the registry
-    [kinds] = [t for t in get_args(Workload.model_fields["kind"].annotation) if t is not type(None)]
+    spec = policy_model().model_fields["spec"].annotation  # workloads[].kind, built from the registry
+    [workload] = get_args(spec.model_fields["workloads"].annotation)
+    [kinds] = [t for t in get_args(workload.model_fields["kind"].annotation) if t is not type(None)]
     assert set(get_args(kinds)) == {k for name in SCHEDULERS for k in settings(name).WORKLOAD_KINDS}
 
 

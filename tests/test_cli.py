@@ -100,7 +100,7 @@ def test_internal_errors_exit_3_without_traceback(tmp_path, monkeypatch) -> None
     # A policyc bug, simulated by making a backend fail, must not show a traceback to the user.
     script = (
         "import sys, policyc.emit as e\n"
-        "def boom(cluster, backend): raise RuntimeError('simulated bug')\n"
+        "def boom(cluster, backend, provisioners): raise RuntimeError('simulated bug')\n"
         "e.emit = boom\n"
         "from policyc.commands.cli import run\n"
         f"sys.argv = ['policyc', 'build', {MINIMAL!r}, '-o', {str(tmp_path / 'out')!r}]\n"

@@ -88,7 +88,8 @@ def a_new_rule(monkeypatch: pytest.MonkeyPatch):
 
 def test_a_new_rule_is_printed_by_its_identity_everywhere(a_new_rule: Rule) -> None:
     assert (a_new_rule.code, a_new_rule.id, a_new_rule.numbered) == ("meaning/some-new-check",) * 2 + (False,)
-    assert list(codes.RULES)[-1] == "meaning/some-new-check"  # after every numbered code
+    order = list(codes.RULES.values())
+    assert order.index(a_new_rule) > max(i for i, r in enumerate(order) if r.numbered)  # after every numbered code
     report = Report("p.yaml")
     report.extend([diag("some-new-check", "it happened", ("spec",), hint="do this")])
     assert formats.render_text(report) == "p.yaml:1:1: warning meaning/some-new-check: it happened; do this"
@@ -263,7 +264,7 @@ def test_the_reference_in_docs_is_the_catalogue() -> None:
     )
     for r in codes.RULES.values():
         assert f"| `{r.id}` | {r.severity} |" in result.stdout
-        assert f"\n## {r.code} {r.name}\n" in result.stdout
+        assert (f"\n## {r.code} {r.name}\n" if r.numbered else f"\n## {r.id}\n") in result.stdout
 
 
 def test_the_readme_points_to_the_reference() -> None:

@@ -109,10 +109,20 @@ def test_an_agent_whose_tolerations_miss_a_taint_is_reported(compile_text) -> No
     )
     assert "node agent 'network-operator/rdma-shared-dp-ds' cannot run on pool 'train' (and 'vip')" in d.message
     assert "nvidia.com/gpu.product=NVIDIA-H100-80GB:NoSchedule is not tolerated" in d.message
-    fixed = text.replace(
+    labelled = text.replace(
         "{key: ai.example.com/node.usage, operator: Exists}]",
         "{key: ai.example.com/node.usage, operator: Exists},\n                    "
         "{key: nvidia.com/gpu.product, operator: Exists}, {key: example.com/dedicated, operator: Exists}]",
+    )
+    # Every taint of the labelled nodes tolerated, the agent still misses the nodes as they register: it must set
+    # them up before nodes/release.sh releases them.
+    [d] = compile_text(labelled).report.errors
+    assert d.code == "PC508" and "on pool 'train' (and 'vip'): as they register, taint " in d.message
+    assert "ai.example.com/node.registering:NoSchedule is not tolerated" in d.message
+    fixed = labelled.replace(
+        "{key: example.com/dedicated, operator: Exists}]",
+        "{key: example.com/dedicated, operator: Exists},\n                    "
+        "{key: ai.example.com/node.registering, operator: Exists}]",
     )
     assert compile_text(fixed).ok
 
@@ -122,7 +132,8 @@ def test_an_agent_limited_to_some_pools_is_proved_only_there(compile_text) -> No
         "  nodeAgents:\n"
         "    - {name: dcgm, namespace: monitoring, pools: [train],\n"
         "       tolerations: [{key: ai.example.com/node.usage, operator: Exists},\n"
-        "                     {key: nvidia.com/gpu.product, operator: Exists}]}\n"
+        "                     {key: nvidia.com/gpu.product, operator: Exists},\n"
+        "                     {key: ai.example.com/node.registering, operator: Exists}]}\n"
     )
     assert compile_text(text).ok
     unknown = compile_text(text.replace("pools: [train]", "pools: [trian]"))

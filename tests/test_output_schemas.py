@@ -27,6 +27,7 @@ CRD_FILES = {
     ("keda.sh", "ScaledObject"): "keda/keda.sh_scaledobjects.yaml",
     ("monitoring.coreos.com", "PrometheusRule"): "prometheus-operator/monitoring.coreos.com_prometheusrules.yaml",
     ("slinky.slurm.net", "NodeSet"): "slinky/slinky.slurm.net_nodesets.yaml",
+    ("nfd.k8s-sigs.io", "NodeFeatureRule"): "nfd/nfd-api-crds.yaml",
 }
 
 
@@ -52,7 +53,8 @@ def _crd_validator(api_version: str, kind: str) -> Draft202012Validator:
     crd_path = shared_dir() / "crds" / CRD_FILES[(group, kind)]
     if not crd_path.exists():
         missing_shared_data(crd_path)
-    crd = YAML(typ="safe", pure=True).load(crd_path.read_text())
+    crds = YAML(typ="safe", pure=True).load_all(crd_path.read_text())  # a file may hold several CRDs
+    crd = next(c for c in crds if c and c["spec"]["names"]["kind"] == kind)
     served = next(v for v in crd["spec"]["versions"] if v["name"] == version)
     return Draft202012Validator(_strict(served["schema"]["openAPIV3Schema"]))
 

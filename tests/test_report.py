@@ -35,8 +35,15 @@ def test_markdown_report_of_the_full_example() -> None:
     # (Was 71.2 and 0.8: a fraction of a GPU.)
     assert "| high-performance | a100-train, h100-train, h20-hybrid | nvidia.com/gpu | 224 | 71 | 32% |" in text
     assert "| standard | a40-dev | nvidia.com/gpu | 24 | 1 | 4% |" in text
-    assert "| l4-serve | inference | inference | NVIDIA-L4 | 40 | 160 nvidia.com/gpu |" in text
-    assert "| h100-slurm | Slurm only | high-performance | NVIDIA-H100-80GB | 8 | 64 nvidia.com/gpu |" in text
+    static = "static (nodes/apply.sh, NodeFeatureRule policyc-pool-{})"
+    assert (
+        f"| l4-serve | inference | inference | NVIDIA-L4 | 40 | {static.format('l4-serve')} | 160 nvidia.com/gpu |"
+        in text
+    )
+    assert (
+        f"| h100-slurm | Slurm only | high-performance | NVIDIA-H100-80GB | 8 | {static.format('h100-slurm')} "
+        "| 64 nvidia.com/gpu |" in text
+    )
     assert "7 pools, 93 nodes, 430 nvidia.com/gpu for Kubernetes (64 nvidia.com/gpu more on Slurm's own nodes)." in text
     # team-a reaches the 224 high-performance GPUs: 64 of them is 28.6%.
     assert "| team-a | high-performance | nvidia.com/gpu | 64 | 64 | 160 | 160 | 29% |" in text
@@ -224,10 +231,14 @@ def test_device_kinds_are_counted_apart_and_never_added_up(compile_text) -> None
         "devices (of 16 GPUs)."
     ) in text
     assert (
-        "| a100-mig | inference | a100 | NVIDIA-A100-SXM4-80GB | 4 | 112 nvidia.com/mig-1g.10gb as MIG 1g.10gb "
+        "| a100-mig | inference | a100 | NVIDIA-A100-SXM4-80GB | 4 | static (nodes/apply.sh, NodeFeatureRule "
+        "policyc-pool-a100-mig) | 112 nvidia.com/mig-1g.10gb as MIG 1g.10gb "
         "devices (of 16 GPUs), 32 nvidia.com/mig-3g.40gb as MIG 3g.40gb devices (of 16 GPUs) |"
     ) in text
-    assert "| l4-mps | inference | l4 | NVIDIA-L4 | 3 | 18 nvidia.com/gpu as MPS shares (3 on each of 6 GPUs) |" in text
+    assert (
+        "| l4-mps | inference | l4 | NVIDIA-L4 | 3 | static (nodes/apply.sh, NodeFeatureRule policyc-pool-l4-mps) | "
+        "18 nvidia.com/gpu as MPS shares (3 on each of 6 GPUs) |" in text
+    )
     # serve's 10 nvidia.com/gpu: its workloads reach a100-whole's 16 and l4-mps's 18, so 10 x 16/34 = 4.71 and
     # 10 x 18/34 = 5.29: 4 and 5, and the unit left over to the larger remainder (a100): 5 and 5. Its MIG devices
     # count only on a100: 64 of 112 (57%), 8 of 32 (25%).

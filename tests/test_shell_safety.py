@@ -2,7 +2,7 @@
 
 Values that try to (command substitution, quotes, newlines, command separators, an option-like leading '-',
 globs, backslashes) are refused by Kubernetes' name and label syntax checks with a located diagnostic, before
-any file is written; and `policyc.backends.nodes._quote`, which writes every value into the script, refuses
+any file is written; and `policyc.backends.nodes.shell_quote`, which writes every value into the script, refuses
 anything outside its safe alphabet on its own (defence in depth).
 """
 
@@ -13,7 +13,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from policyc.backends.nodes import UnsafeShellValue, _quote, _quote_words
+from policyc.backends.nodes import UnsafeShellValue, shell_quote, shell_words
 from policyc.commands.cli import main
 from tests.conftest import REPO
 
@@ -103,33 +103,33 @@ OUTSIDE_THE_ALPHABET = {k: v for k, v in HOSTILE.items() if k not in ("trailing-
 @pytest.mark.parametrize("value", OUTSIDE_THE_ALPHABET.values(), ids=OUTSIDE_THE_ALPHABET.keys())
 def test_quote_refuses_what_is_outside_its_alphabet(value) -> None:
     with pytest.raises(UnsafeShellValue):
-        _quote(value)
+        shell_quote(value)
     with pytest.raises(UnsafeShellValue):
-        _quote_words(["safe", value])
+        shell_words(["safe", value])
 
 
 @pytest.mark.parametrize("value", ["node\n", "example.com/zone=a\n"])
 def test_quote_refuses_a_trailing_newline(value) -> None:
     with pytest.raises(UnsafeShellValue):
-        _quote(value)
+        shell_quote(value)
 
 
 @pytest.mark.parametrize("char", sorted(set(map(chr, range(128))) - set("@._/=:-")))
 def test_quote_alphabet_is_letters_digits_and_a_few_punctuation_marks(char) -> None:
     if char.isascii() and char.isalnum():
-        assert _quote(f"a{char}b") == f"'a{char}b'"
+        assert shell_quote(f"a{char}b") == f"'a{char}b'"
     else:
         with pytest.raises(UnsafeShellValue):
-            _quote(f"a{char}b")
+            shell_quote(f"a{char}b")
 
 
 def test_quote_accepts_what_kubernetes_accepts() -> None:
     for value in ("gpu-node-01", "nvidia.com/gpu.product=NVIDIA-H100-80GB", "ai.example.com/node.usage:NoSchedule"):
-        assert _quote(value) == f"'{value}'"
+        assert shell_quote(value) == f"'{value}'"
 
 
 @pytest.mark.parametrize("value", ["-n", "--overwrite", "-x=y"])
 def test_quote_refuses_a_leading_dash(value) -> None:
     # kubectl would read it as an option (defence in depth: name syntax checks reject it first)
     with pytest.raises(UnsafeShellValue):
-        _quote(value)
+        shell_quote(value)

@@ -84,9 +84,9 @@ def test_a_compile_builds_the_policy_validator_once_and_no_other() -> None:
     assert found["ok"]
     assert found["defined"] == []
     assert found["compiled"] == [
-        "ClusterPolicy",  # the policy's validator, built whole (it holds every model below it)
+        "ClusterPolicy",  # the policy's validator, built whole (it holds every model below it, the subclasses
+        # policy_model makes for what the registered backends define included: spec.scheduler, workloads[].kind,
+        # spec.provisioning, nodePools[])
         "PodLimits",  # workloads[].limits left out: its default is a PodLimits()
-        "Spec",  # rebuilt by policy_model for spec.scheduler, the union of the registered backends' settings
         "VolcanoSettings",  # spec.scheduler left out: its default is the first backend's settings
-        "Workload",  # rebuilt by policy_model for workloads[].kind, the kinds the registered backends run
     ]

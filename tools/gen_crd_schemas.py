@@ -38,12 +38,14 @@ class Source:
     """CRD files from one upstream, described by ``crds/<folder>/README.md``.
 
     ``section`` names the README's ``## `<section>/` `` heading when the README describes
-    several upstreams; ``files`` are globs relative to ``crds/<folder>/``.
+    several upstreams; ``files`` are globs relative to ``crds/<folder>/``; ``kinds``, when
+    given, the CRDs of those files to keep (a file may hold several, one per YAML document).
     """
 
     folder: str
     section: str | None
     files: tuple[str, ...]
+    kinds: tuple[str, ...] | None = None
 
 
 SOURCES = (
@@ -62,6 +64,7 @@ SOURCES = (
     Source("prometheus-operator", None, ("monitoring.coreos.com_prometheusrules.yaml",)),
     Source("keda", None, ("keda.sh_scaledobjects.yaml",)),
     Source("slinky", None, ("slinky.slurm.net_nodesets.yaml",)),
+    Source("nfd", None, ("nfd-api-crds.yaml",), kinds=("NodeFeatureRule",)),
 )
 
 # Kept as they are (after recursing into sub-schemas).
@@ -316,6 +319,20 @@ def _readme_section(text: str, section: str | None) -> str | None:
 def provenance(readme: Path, section: str | None, crd_name: str) -> dict[str, str]:
     """Repository, ref, commit, upstream path and license of ``crd_name``, read from ``readme``."""
     whole = readme.read_text(encoding="utf-8")
+    one_line = re.search(
+        r"verbatim from (?P<repo>[\w.-]+/[\w.-]+) tag (?P<ref>\S+) \(commit (?P<commit>[0-9a-f]{40})\), "
+        r"path (?P<path>[^\s,;]+)",
+        whole,
+    )
+    if one_line and section is None and re.search(r"\bApache-2\.0\b", whole):  # a README of one sentence
+        path = one_line["path"]
+        return {
+            "repository": f"https://github.com/{one_line['repo']}",
+            "ref": one_line["ref"],
+            "commit": one_line["commit"],
+            "path": path + crd_name if path.endswith("/") else path,
+            "license": "Apache-2.0",
+        }
     text = _readme_section(whole, section)
     if text is None:
         raise GenerationError(f"{readme}: no section '## `{section}/`'")
@@ -362,23 +379,32 @@ def generate(shared: Path) -> dict[str, str]:
         folder = shared / "crds" / source.folder
         for crd_path in _crd_files(folder, source.files):
             data = crd_path.read_bytes()
-            crd = yaml.load(data.decode("utf-8"))
             origin = {
                 **provenance(folder / "README.md", source.section, crd_path.name),
                 "crd_file": crd_path.relative_to(shared).as_posix(),
                 "crd_sha256": hashlib.sha256(data).hexdigest(),
             }
-            for version in crd["spec"]["versions"]:
-                if not version.get("served"):
-                    continue
-                schema = version_schema(crd, version, origin)
-                name = file_name(schema)
-                if name in files:
-                    raise GenerationError(f"two CRDs generate {name}")
-                files[name] = json.dumps(schema, indent=1, sort_keys=True) + "\n"
-                schemas.append(schema)
+            crds = [c for c in yaml.load_all(data.decode("utf-8")) if c]
+            kept = [c for c in crds if source.kinds is None or c["spec"]["names"]["kind"] in source.kinds]
+            if source.kinds is not None and len(kept) != len(source.kinds):
+                raise GenerationError(f"{crd_path}: not every kind of {source.kinds}")
+            schemas.extend(_schemas(kept, origin, files))
     files["README.md"] = readme(schemas)
     return files
+
+
+def _schemas(crds: list[dict[str, Any]], origin: dict[str, str], files: dict[str, str]) -> Iterator[dict[str, Any]]:
+    """The schema of each served version of each of `crds`, added to `files` by name."""
+    for crd in crds:
+        for version in crd["spec"]["versions"]:
+            if not version.get("served"):
+                continue
+            schema = version_schema(crd, version, origin)
+            name = file_name(schema)
+            if name in files:
+                raise GenerationError(f"two CRDs generate {name}")
+            files[name] = json.dumps(schema, indent=1, sort_keys=True) + "\n"
+            yield schema
 
 
 def readme(schemas: list[dict[str, Any]]) -> str:

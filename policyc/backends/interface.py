@@ -17,9 +17,9 @@ from policyc.backends.binding import Binding
 from policyc.backends.workloads import Kind
 from policyc.codes import Rule
 from policyc.diagnostics import Diagnostic
-from policyc.ir import Cluster, Workload
+from policyc.ir import Cluster, Pool, Workload
 from policyc.k8s.dependencies import Reference
-from policyc.language.model.base import SchedulerSettings
+from policyc.language.model.base import Model, SchedulerSettings
 
 Check = Callable[[Cluster], Iterable[Diagnostic]]
 
@@ -51,6 +51,29 @@ class SettingsFace(Protocol):
 
 
 @runtime_checkable
+class ProvisionerSettingsFace(Protocol):
+    """A node provisioner's `settings`: what the language, the resolver and the checks know of it without importing
+    the rest of it. Light: every process that validates a policy imports it."""
+
+    Settings: type[Model]
+    """Its cluster-wide settings: the block `spec.provisioning.<name>` (every field with a default)."""
+    PoolSettings: type[Model] | None
+    """Its settings of one pool: the block `nodePools[].<name>` (None: it has none)."""
+    TITLE: str
+    """Its name in messages, capitalised as its project writes it."""
+    NAMED_NODES: bool
+    """True: its pools list their nodes by name (`nodes`); False: by size (`count`, or `minNodes` and `maxNodes`)."""
+    REGISTERS_TAINTED: bool
+    """True: a node of its pools carries the pool's taints from the moment it registers (it puts them there); False:
+    the node registers with policyc's registration taint (the kubelet setting of `nodes/kubelet-config.yaml`), which
+    `nodes/release.sh` removes once the node carries its pool's taints."""
+    NAMESPACES: tuple[str, ...]
+    """Where its components run: no tenant may own them."""
+    LABEL_DOMAINS: tuple[str, ...]
+    """Label domains it owns: never the policy's own."""
+
+
+@runtime_checkable
 class CodesFace(Protocol):
     """A backend's `codes`: its diagnostic rules, which join the catalogue (`policyc.codes`)."""
 
@@ -60,7 +83,8 @@ class CodesFace(Protocol):
 
 @runtime_checkable
 class RulesFace(Protocol):
-    """A scheduler backend's `rules`: its checks of a policy, run only when a policy selects it."""
+    """A backend's `rules`: its checks of a policy, run only when a policy selects it (a provisioner's: when a pool
+    does)."""
 
     CHECKS: tuple[Check, ...]
 
@@ -95,4 +119,25 @@ class SchedulerBackend(Protocol):
     def tolerations_added(self, cluster: Cluster, workload: Workload) -> tuple[tuple[dict, ...], ...]:
         """The tolerations the scheduler itself may add to a workload's pods, one set per way it can admit them: its
         tenant's admission policy must let each through (the tenancy proof holds it to)."""
+        ...
+
+
+@runtime_checkable
+class Provisioner(Protocol):
+    """A node provisioner's `backend`: the objects that make its pools' nodes and give them their labels and taints,
+    imported only when a pool selects it."""
+
+    NAME: str
+    """The value of `nodePools[].provisioning` that selects it."""
+    REFERENCES: tuple[Reference, ...]
+    """The fields by which its objects name others that must be created first, beside the shared ones of
+    `policyc.k8s.dependencies` (which already put every node-side object before what makes pods)."""
+
+    def emit(self, cluster: Cluster, pools: tuple[Pool, ...]) -> list[Artifact]:
+        """Its objects and files for `pools`, the cluster's pools that select it (at least one)."""
+        ...
+
+    def describe(self, cluster: Cluster, pool: Pool) -> str:
+        """How the pool's nodes come to be and get its labels and taints, in a few words, for `explain` and
+        `report` (e.g. 'nodes/apply.sh, NodeFeatureRule policyc-h100')."""
         ...

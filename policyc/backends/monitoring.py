@@ -89,8 +89,9 @@ def rated_power(product: str, monitoring: Monitoring) -> tuple[Decimal, str] | N
 
 
 def monitored_pools(cluster: Cluster) -> list[Pool]:
-    """The pools whose GPUs the DCGM exporter reports: NVIDIA's."""
-    return [p for p in cluster.pools if p.vendor == NVIDIA.name]
+    """The pools that get GPU alerts: those whose GPUs the DCGM exporter reports (NVIDIA's) and whose nodes are listed
+    by name, which the alerts select their GPUs by (a pool by size has no names to select)."""
+    return [p for p in cluster.pools if p.vendor == NVIDIA.name and p.named]
 
 
 def utilisation_metric(pool: Pool, monitoring: Monitoring) -> tuple[str, Decimal] | None:

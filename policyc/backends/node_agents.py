@@ -8,7 +8,11 @@ a new node never gets its driver or device plugin and advertises no GPU. policyc
   of other operators (RDMA, network, monitoring, the scheduler's node agents);
 - `nodes/gpu-operator-values.yaml`: Helm values for the GPU Operator chart giving that list to all its operands
   (`daemonsets.tolerations`) and to its node-feature-discovery worker. Helm replaces a list value whole, so the list
-  keeps the chart's own default toleration of `nvidia.com/gpu`.
+  keeps the chart's own default toleration of `nvidia.com/gpu`. Where the output holds NodeFeatureRules that taint
+  nodes, they also turn on the taints of its node-feature-discovery master (`enableTaints`, off by default).
+
+The list covers what a node carries as it registers too (policyc's registration taint): the agents set the node up
+before it is released.
 
 Neither is a Kubernetes object: they sit under `nodes/`, which Argo CD does not apply.
 """
@@ -29,7 +33,7 @@ GPU_OPERATOR_DEFAULT = {"key": "nvidia.com/gpu", "operator": "Exists", "effect":
 
 def agent_tolerations(cluster: Cluster) -> list[dict]:
     """Tolerations of every taint the node plan puts on pool nodes: policyc's usage and product keys (any value),
-    each pool's own taints exactly, and the GPU Operator's default."""
+    each pool's own taints exactly, what its nodes carry as they register, and the GPU Operator's default."""
     out = [
         GPU_OPERATOR_DEFAULT,
         {"key": cluster.keys.usage, "operator": "Exists", "effect": "NoSchedule"},
@@ -38,7 +42,8 @@ def agent_tolerations(cluster: Cluster) -> list[dict]:
           for key in sorted({p.product_key for p in cluster.pools} - {GFD_PRODUCT})),
     ]  # fmt: skip
     covered = {(t["key"], t["effect"]) for t in out}
-    own = {taint for p in cluster.pools for taint in p.taints if (taint.key, taint.effect) not in covered}
+    own = {taint for p in cluster.pools for taint in (*p.taints, *p.registration_taints)
+           if (taint.key, taint.effect) not in covered}  # fmt: skip
     for taint in sorted(own, key=lambda t: (t.key, t.value, t.effect)):
         entry = {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
         if not taint.value:
@@ -47,12 +52,14 @@ def agent_tolerations(cluster: Cluster) -> list[dict]:
     return out
 
 
-def emit(cluster: Cluster) -> list[Artifact]:
+def emit(cluster: Cluster, *, nfd_taints: bool = False) -> list[Artifact]:
+    """`nfd_taints`: the output holds NodeFeatureRules that taint nodes."""
     tolerations = agent_tolerations(cluster)
     top = header(cluster.name, cluster.source)
+    nfd: dict = {"master": {"config": {"enableTaints": True}}} if nfd_taints else {}
     values: dict = {
         "daemonsets": {"tolerations": tolerations},
-        "node-feature-discovery": {"worker": {"tolerations": tolerations}},
+        "node-feature-discovery": {**nfd, "worker": {"tolerations": tolerations}},
     }
     values.update(gpu_operator.helm_values(cluster))  # shared or partitioned cards: policyc's configurations
     sources = (*node_plan_sources(cluster), *(a.path for a in cluster.node_agents if a.path != ("spec",)))

@@ -1,7 +1,9 @@
-"""The node plan: labels and taints per node, as data (`nodes/plan.json`) and as a script (`nodes/apply.sh`).
+"""The node plan: labels and taints per node, as data (`nodes/plan.json`) and as a script (`nodes/apply.sh`) for the
+nodes listed by name (the pools whose provisioner names them, and the control plane). A pool by size is in the plan
+with its provisioning and size instead of nodes; its provisioner labels and taints its nodes.
 
 The script is the only generated shell. Every value written into it is a node name, pool name, label
-or taint that the compiler has already checked against Kubernetes' syntax rules; `_quote` checks
+or taint that the compiler has already checked against Kubernetes' syntax rules; `shell_quote` checks
 again that it holds nothing but the characters those rules allow, then single-quotes it.
 
 Other teams may put labels and taints under the same `<domain>/`, so the script removes only what it set
@@ -38,29 +40,29 @@ class UnsafeShellValue(ValueError):
     """A value that Kubernetes' syntax rules should have rejected reached the script writer."""
 
 
-def _quote(value: str) -> str:
+def shell_quote(value: str) -> str:
     if not _SHELL_SAFE.fullmatch(value) or value.startswith("-"):  # a leading '-' reads as a kubectl option
         raise UnsafeShellValue(f"refusing to write {value!r} into nodes/apply.sh")
     return f"'{value}'"
 
 
-def _quote_words(words: list[str], *, padded: bool = False) -> str:
-    """Words (each checked like `_quote`) as one single-quoted, space-separated string; `padded` adds a
+def shell_words(words: list[str], *, padded: bool = False) -> str:
+    """Words (each checked like `shell_quote`) as one single-quoted, space-separated string; `padded` adds a
     space at both ends so that the script can test membership with ``*" $word "*``."""
     for word in words:
-        _quote(word)
+        shell_quote(word)
     text = " ".join(words)
     return f"' {text} '" if padded else f"'{text}'"
 
 
-def _quote_json_members(members: dict[str, str | list[str]]) -> str:
+def _json_members(members: dict[str, str | list[str]]) -> str:
     """The members of a JSON object, `"key":"value",...`, single-quoted. Every key, value and list item is
-    checked like `_quote`; a list becomes one comma-separated string."""
+    checked like `shell_quote`; a list becomes one comma-separated string."""
     body = []
     for key, value in members.items():
         items = value if isinstance(value, list) else [value]
         for word in (key, *items):
-            _quote(word)
+            shell_quote(word)
         body.append(f"{json.dumps(key)}:{json.dumps(','.join(items))}")
     return "'" + ",".join(body) + "'"
 
@@ -68,10 +70,12 @@ def _quote_json_members(members: dict[str, str | list[str]]) -> str:
 def plan(cluster: Cluster) -> dict:
     """The node plan as data: per pool, the labels and taints every one of its nodes gets, and its accelerators
     (null for CPU-only pools; a DRA tier's pool names its DeviceClass, not a resource); gpuFeatureDiscovery: whether
-    the vendor's discovery, not policyc, labels the product."""
+    the vendor's discovery, not policyc, labels the product; its nodes, or for a pool by size its provisioning and
+    size."""
     pools = [
         {
             "name": p.name,
+            **({} if p.named else {"provisioning": p.provisioning}),
             "usage": p.usage,
             "gpuTier": p.tier,
             "gpuProduct": p.product if p.resource else None,
@@ -81,7 +85,7 @@ def plan(cluster: Cluster) -> dict:
             "gpuFeatureDiscovery": p.discovered_product,
             "labels": p.labels,
             "taints": [t.to_dict() for t in p.taints],
-            "nodes": list(p.nodes),
+            **({"nodes": list(p.nodes)} if p.named else {"minNodes": p.min_nodes, "maxNodes": p.max_nodes}),
         }
         for p in cluster.pools
     ]
@@ -107,24 +111,27 @@ def node_plan_sources(cluster: Cluster) -> tuple[Path, ...]:
 
 
 def emit(cluster: Cluster) -> list[Artifact]:
+    """The plan, and the script where some nodes are listed by name."""
     sources = node_plan_sources(cluster)
-    return [
+    out = [
         Artifact(
             "nodes/plan.json", text=json.dumps(plan(cluster), indent=2, ensure_ascii=False) + "\n", sources=sources
-        ),
-        Artifact("nodes/apply.sh", text=script(cluster), executable=True, sources=sources),
+        )
     ]
+    if cluster.named_pools or cluster.control_plane_nodes:
+        out.append(Artifact("nodes/apply.sh", text=script(cluster), executable=True, sources=sources))
+    return out
 
 
 def _assoc(name: str, entries: dict[str, str]) -> str:
-    body = "".join(f"\n  [{_quote(k)}]={v}" for k, v in entries.items())
+    body = "".join(f"\n  [{shell_quote(k)}]={v}" for k, v in entries.items())
     return f"declare -A {name}=({body}\n)" if entries else f"declare -A {name}=()"
 
 
 def script(cluster: Cluster) -> str:
     domain = cluster.keys.domain + "/"
     managed_labels, managed_taints = domain + MANAGED_LABELS, domain + MANAGED_TAINTS
-    discovered = [p for p in cluster.pools if p.discovered_product]
+    discovered = [p for p in cluster.named_pools if p.discovered_product]
     product_keys = sorted({p.product_key for p in discovered}) or [GFD_PRODUCT]
     discovery = " or ".join(sorted({VENDORS[p.vendor].discovery for p in discovered})) or NVIDIA.discovery
     tables, nodes = _node_groups(cluster, domain, managed_labels, managed_taints)
@@ -132,7 +139,7 @@ def script(cluster: Cluster) -> str:
         policy=cluster.name,
         source=cluster.source,
         domain=cluster.keys.domain,
-        domain_q=_quote(domain),
+        domain_q=shell_quote(domain),
         managed_labels=managed_labels,
         managed_taints=managed_taints,
         product_test=" || ".join(f"$key == {k}" for k in product_keys),
@@ -145,10 +152,11 @@ def script(cluster: Cluster) -> str:
         records=_assoc("RECORD", tables["records"]),
         products=_assoc("GPU_PRODUCT", tables["products"]),
         layouts=_assoc(
-            "LAYOUT", {p.name: _quote(p.labels[MIG_CONFIG]) for p in cluster.pools if MIG_CONFIG in p.labels}
+            "LAYOUT",
+            {p.name: shell_quote(p.labels[MIG_CONFIG]) for p in cluster.named_pools if MIG_CONFIG in p.labels},
         ),
         mig_config=MIG_CONFIG,
-        go_template=_go_template(_quote(managed_labels)[1:-1], _quote(managed_taints)[1:-1]),
+        go_template=_go_template(shell_quote(managed_labels)[1:-1], shell_quote(managed_taints)[1:-1]),
         nodes="\n".join(nodes),
         count=len(nodes),
     )
@@ -159,7 +167,9 @@ def _node_groups(
 ) -> tuple[dict[str, dict[str, str]], list[str]]:
     """The script's tables by group of nodes (each pool, and the control plane), quoted for bash: table -> group ->
     entry; and its lines 'node group'."""
-    groups = [(p.name, p.labels, p.taints, p.product if p.discovered_product else None, p.nodes) for p in cluster.pools]
+    groups = [
+        (p.name, p.labels, p.taints, p.product if p.discovered_product else None, p.nodes) for p in cluster.named_pools
+    ]
     if cluster.control_plane_nodes:
         groups.append((CONTROL_PLANE, {}, (cluster.control_plane_taint,), None, cluster.control_plane_nodes))
     names = ("labels", "label_keys", "taints", "taint_ids", "records", "products")
@@ -167,19 +177,19 @@ def _node_groups(
     nodes = []
     for name, pool_labels, pool_taints, product, pool_nodes in groups:
         ids = [f"{t.key}:{t.effect}" for t in pool_taints]
-        tables["labels"][name] = _quote_json_members(pool_labels)
-        tables["label_keys"][name] = _quote_words(list(pool_labels), padded=True)
-        tables["taints"][name] = _quote_words([str(t) for t in pool_taints])
-        tables["taint_ids"][name] = _quote_words(ids, padded=True)
-        tables["records"][name] = _quote_json_members(
+        tables["labels"][name] = _json_members(pool_labels)
+        tables["label_keys"][name] = shell_words(list(pool_labels), padded=True)
+        tables["taints"][name] = shell_words([str(t) for t in pool_taints])
+        tables["taint_ids"][name] = shell_words(ids, padded=True)
+        tables["records"][name] = _json_members(
             {
                 managed_labels: [k for k in pool_labels if k.startswith(domain)],
                 managed_taints: [i for i in ids if i.startswith(domain)],
             }
         )
         if product:
-            tables["products"][name] = _quote(product)
-        nodes.extend(f"{_quote(n)[1:-1]} {_quote(name)[1:-1]}" for n in pool_nodes)
+            tables["products"][name] = shell_quote(product)
+        nodes.extend(f"{shell_quote(n)[1:-1]} {shell_quote(name)[1:-1]}" for n in pool_nodes)
     return tables, nodes
 
 

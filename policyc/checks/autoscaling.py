@@ -207,7 +207,7 @@ def headroom(cluster: Cluster, w: Workload) -> Headroom:
     pods = pod_resources(cluster, w)
     quota = min((_pods_within(u) for u in quota_uses(cluster, w, tenants[w.tenant], a.max)), default=None)
     queued = [math.floor(u.cap.value / u.each.value) for u in queue_use(w, pods, tenants) if not u.each.is_zero()]
-    room = sum(len(p.nodes) * n for p, n in pool_room(cluster, w, pods, reachable_pools(cluster, w)))
+    room = sum(p.max_nodes * n for p, n in pool_room(cluster, w, pods, reachable_pools(cluster, w)))
     return Headroom(w.name, a.min, a.max, quota, min(queued, default=None), room)
 
 

@@ -9,6 +9,9 @@ can use, with figures a reviewer can add up by hand. Queue trees count by their 
 its guarantee holds beyond its children's, on the pools of its whole subtree. A tenant without workloads in its
 subtree may use any pool. GPUs are counted always, cpu and memory where pools state their allocatable (a pool
 that does not is taken as large enough).
+
+A pool by size counts what can exist: its most nodes. Guarantees the pools keep only above their fewest nodes are a
+warning: they wait for the pools to scale up (and the autoscaler to be asked, by pending pods).
 """
 
 from __future__ import annotations
@@ -92,16 +95,30 @@ def _unkeepable(
     cluster: Cluster, resource: str, demands: list[tuple[Tenant, Quantity]], reach: dict[str, frozenset[str]]
 ) -> Iterator[Diagnostic]:
     """One diagnostic if the guarantees of `resource` cannot all be kept: the tenants on the source side of a
-    minimum cut of the flow (their guarantees together exceed what the pools they reach have)."""
-    pools = {p.name: p for p in cluster.pools}
+    minimum cut of the flow (their guarantees together exceed what the pools they reach have); else one warning if
+    they cannot all be kept by the pools at their fewest nodes."""
     groups: dict[frozenset[str], Fraction] = {}
     for t, amount in demands:
         groups[reach[t.name]] = groups.get(reach[t.name], Fraction(0)) + amount.value
-    limits = {name: cluster.pool_capacity(p, resource) for name, p in pools.items()}
-    cut = _short_groups(groups, {n: None if q is None else q.value for n, q in limits.items()})
-    if not cut:
-        return
-    short = [(t, a) for t, a in demands if reach[t.name] in cut]
+    for fewest in (False, True):
+        limits = {p.name: cluster.pool_capacity(p, resource, fewest=fewest) for p in cluster.pools}
+        cut = _short_groups(groups, {n: None if q is None else q.value for n, q in limits.items()})
+        if cut:
+            yield _shortfall(cluster, resource, [(t, a) for t, a in demands if reach[t.name] in cut], cut, limits,
+                             fewest)  # fmt: skip
+            return
+
+
+def _shortfall(
+    cluster: Cluster,
+    resource: str,
+    short: list[tuple[Tenant, Quantity]],
+    cut: list[frozenset[str]],
+    limits: dict[str, Quantity | None],
+    fewest: bool,
+) -> Diagnostic:
+    """The tenants of `short` are guaranteed more than the pools of `cut` have (at their fewest nodes, `fewest`)."""
+    pools = {p.name: p for p in cluster.pools}
     used = sorted(set().union(*cut))
     asked = sum((a for _, a in short), Quantity.from_value(0))
     have = sum((limits[n] for n in used), Quantity.from_value(0))
@@ -114,12 +131,25 @@ def _unkeepable(
         shares = listing([f"{t.name!r} {a}" for t, a in short], SHOWN)
         who = f"tenants {shares} are guaranteed {asked} {resource} together"
     last = max((t for t, _ in short), key=lambda t: t.path)
-    yield diag(
-        "guarantee-exceeds-capacity",
-        f"{who}, but the pools {they} can use have {have} ({listed})",
-        (*last.path, "queue", "guarantee", cluster.policy_key(resource)),
-        hint=f"lower {'these guarantees' if len(short) > 1 else 'the guarantee'} by {asked - have} in all, or add "
-        "nodes to those pools; a guarantee the pools cannot hold is never kept",
+    at = (*last.path, "queue", "guarantee", cluster.policy_key(resource))
+    these = "these guarantees" if len(short) > 1 else "the guarantee"
+    if not fewest:
+        return diag(
+            "guarantee-exceeds-capacity",
+            f"{who}, but the pools {they} can use have {have} ({listed})",
+            at,
+            hint=f"lower {these} by {asked - have} in all, or add nodes to those pools; a guarantee the pools cannot "
+            "hold is never kept",
+        )
+    sized = [pools[n] for n in used if pools[n].min_nodes < pools[n].max_nodes]
+    sizes = listing([f"{p.name} {p.size}" for p in sized], SHOWN)
+    return diag(
+        "guarantee-waits-for-scale-up",
+        f"{who}, but the pools {they} can use have {have} at their fewest nodes ({listed}; {sizes}): it is kept "
+        "only once they scale up",
+        at,
+        hint=f"raise the minNodes of {listing([p.name for p in sized], SHOWN)} until they hold {asked} {resource} (now "
+        f"{have}), if {these} must hold at once",
     )
 
 

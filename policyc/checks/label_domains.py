@@ -11,7 +11,7 @@ from policyc.diagnostics import Diagnostic, diag
 from policyc.gpu import accelerators
 from policyc.gpu.accelerators import VENDORS
 from policyc.ir import DEVICE_PLUGIN_CONFIG, MIG_CONFIG, RDMA_LABEL, Cluster, Pool
-from policyc.registry import every_settings
+from policyc.registry import every_provisioner_settings, every_settings
 
 OWNED_DOMAINS = {
     "kubernetes.io": "Kubernetes (node-feature-discovery's feature.node.kubernetes.io among them)",
@@ -27,14 +27,14 @@ OWNED_DOMAINS = {
     "karpenter.sh": "Karpenter",
 }
 """Label domains other systems own, with who owns them: labels and taints policyc managed under them would be
-mistaken for theirs, and theirs for policyc's (subdomains included). The scheduler backends' own domains
-(their `settings.LABEL_DOMAINS`) count too."""
+mistaken for theirs, and theirs for policyc's (subdomains included). The scheduler backends' and node provisioners' own
+domains (their `settings.LABEL_DOMAINS`) count too."""
 
 
 def domain(cluster: Cluster) -> Iterator[Diagnostic]:
     """The policy's domain is none that another system owns."""
     mine = cluster.keys.domain
-    backends = {d: m.TITLE for m in every_settings() for d in m.LABEL_DOMAINS}
+    backends = {d: m.TITLE for m in (*every_settings(), *every_provisioner_settings()) for d in m.LABEL_DOMAINS}
     for owned, owner in {**backends, **OWNED_DOMAINS}.items():
         if mine == owned or mine.endswith("." + owned):
             yield diag(

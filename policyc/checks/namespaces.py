@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from policyc.diagnostics import Diagnostic, diag
 from policyc.ir import Cluster
-from policyc.registry import every_settings
+from policyc.registry import every_provisioner_settings, every_settings
 
 SYSTEM_NAMESPACES = {
     "default": "Kubernetes",
@@ -21,13 +21,13 @@ SYSTEM_NAMESPACES = {
     "node-feature-discovery": "node-feature-discovery",
     "argocd": "Argo CD",
 }
-"""Namespace -> who runs there; the scheduler backends' (their `settings.NAMESPACES`) and the policy's node agents'
-namespaces count too."""
+"""Namespace -> who runs there; the scheduler backends' and node provisioners' (their `settings.NAMESPACES`) and the
+policy's node agents' namespaces count too."""
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:
     agents = {a.namespace: f"node agent '{a.name}'" for a in cluster.node_agents}
-    backends = {ns: m.TITLE for m in every_settings() for ns in m.NAMESPACES}
+    backends = {ns: m.TITLE for m in (*every_settings(), *every_provisioner_settings()) for ns in m.NAMESPACES}
     for t in cluster.tenants:
         for i, ns in enumerate(t.namespaces):
             owner = SYSTEM_NAMESPACES.get(ns) or backends.get(ns) or agents.get(ns)

@@ -246,6 +246,23 @@ def _gres_type(cluster: Cluster, p: Pool, _: Written) -> Idle | None:
     return Idle(f"pool '{p.name}' has no GPUs: its nodes get no Gres", "remove slurm.gresType")
 
 
+def _default_provisioning(cluster: Cluster, _: Cluster, written: Written) -> Idle | None:
+    if any((*p.path, "provisioning") not in written for p in cluster.pools):
+        return None
+    return Idle("every pool states its own provisioning", "remove provisioning.default")
+
+
+def _provisioner_unused(name: str) -> Callable[[Cluster, Cluster, Written], Idle | None]:
+    def idle(cluster: Cluster, _: Cluster, written: Written) -> Idle | None:
+        if any(p.provisioning == name for p in cluster.pools):
+            return None
+        return Idle(
+            f"no pool's provisioning is {name}", f"remove provisioning.{name}, or give a pool provisioning: {name}"
+        )
+
+    return idle
+
+
 def _gang_kinds() -> str:
     return "; ".join(f"{m.TITLE}: {listing(list(m.GANG_KINDS))}" for m in every_settings())
 
@@ -289,6 +306,12 @@ REGISTRY: tuple[NoEffect, ...] = (
         _interfaces,
     ),
     NoEffect("nodePools[].slurm.gresType", "a pool without GPUs", "remove it", _gres_type),
+    NoEffect(
+        "provisioning.default",
+        "every pool states its own `provisioning`",
+        "remove it",
+        _default_provisioning,
+    ),
     NoEffect("slurm", "no pool names a Slurm partition", "remove it, or give a pool `slurm: {partition}`", _slurm),
     NoEffect(
         "slurm.controller",

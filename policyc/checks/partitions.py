@@ -80,7 +80,7 @@ def _mixed_devices_counted(cluster: Cluster) -> Iterator[Diagnostic]:
     held: dict[str, int] = {}
     for p in cluster.kubernetes_pools:
         for resource, per_node in (p.mig.resources if p.mig else {}).items():
-            held[resource] = held.get(resource, 0) + per_node * len(p.nodes)
+            held[resource] = held.get(resource, 0) + per_node * p.max_nodes
     tenants = {t.name: t for t in cluster.tenants}
     for (name, resource), devices in sorted(asked.items()):
         t = tenants[name]

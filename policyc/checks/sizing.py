@@ -111,10 +111,10 @@ def pool_room(cluster: Cluster, w: Workload, pods: PodResources, pools: Sequence
 
 def _gang_on_pools(cluster: Cluster, w: Workload, pods: PodResources, pools: Sequence[Pool]) -> Iterator[Diagnostic]:
     fits = pool_room(cluster, w, pods, pools)
-    room = sum(len(p.nodes) * n for p, n in fits)
+    room = sum(p.max_nodes * n for p, n in fits)
     if w.most_pods <= room:
         return
-    parts = [f"{p.name} {len(p.nodes)} node{'s' if len(p.nodes) > 1 else ''} x {n}" for p, n in fits]
+    parts = [f"{p.name} {_most(p)} x {n}" for p, n in fits]
     yield diag(
         "workload-exceeds-pools",
         f"workload '{w.name}' runs {w.most_pods} pods at once ({_pod_figures(cluster, pods)} each), but the pools "
@@ -122,6 +122,12 @@ def _gang_on_pools(cluster: Cluster, w: Workload, pods: PodResources, pools: Seq
         _pods_at(w),
         hint=f"lower {_pods_at(w)[-1]} to at most {room}, or add nodes to those pools",
     )
+
+
+def _most(p: Pool) -> str:
+    """A pool's most nodes: '16 nodes', or 'up to 16 nodes' for a pool by size."""
+    most = f"{p.max_nodes} node{'s' if p.max_nodes != 1 else ''}"
+    return most if p.min_nodes == p.max_nodes else f"up to {most}"
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -59,9 +59,14 @@ def _slurm_only_reached(cluster: Cluster, w: Workload) -> bool:
 
 def _beyond_grant(cluster: Cluster, w: Workload, t: dict, why: Excess, path: tuple) -> Diagnostic:
     key = t["key"]
-    shown = f"{key} (operator Exists)" if t.get("operator") == "Exists" else f"{key}={t.get('value', '')}"
+    if t.get("operator") == "Exists":
+        shown = f"{key} (operator Exists)"
+    else:
+        shown = f"{key}={t['value']}" if t.get("value") else f"{key} (no value)"
     if why.kind == "control-plane":
         reach = "tolerates the control plane's taint"
+    elif why.kind == "registration":
+        reach = "tolerates the taint nodes carry as they register, before their pool's labels and taints are set"
     elif why.kind == "slurm-only":
         reach = f"tolerates the taint of Slurm-only {_pools(why.pools)}"
     elif why.pools:
@@ -80,6 +85,8 @@ def _beyond_grant(cluster: Cluster, w: Workload, t: dict, why: Excess, path: tup
         hint = "remove it; to share the pool with Kubernetes workloads, set the pool's slurm.shared: true"
     elif why.kind == "control-plane":
         hint = "remove it: no tenant workload runs on the control plane"
+    elif why.kind == "registration":
+        hint = "remove it: no tenant workload runs on a node before nodes/release.sh releases it"
     else:
         hint = ("remove it: policyc's own tolerations cover what the class is granted; give work for other pools a "
                 "workload class of its own")  # fmt: skip

@@ -167,7 +167,7 @@ def validate(policies: tuple[str, ...], only_policies: bool, fmt: str) -> None:
               help="Instead of the templates, one pod (or workload) manifest: whether its tenant's admission policy "
               "admits it, which rule refuses it, and where its pods can land.")  # fmt: skip
 @click.option("--format", "fmt", type=click.Choice(DIAGNOSTIC_FORMATS), default="text", show_default=True,
-              help="text, or one JSON document (placement, objects, diagnostics); github and sarif print the "
+              help="text, or one JSON document (placement, pools, objects, diagnostics); github and sarif print the "
               "matrix as text and the diagnostics in that format.")  # fmt: skip
 def explain(
     policy: str, workload: str | None, pool: str | None, selector: str | None, manifest: str | None, fmt: str
@@ -192,15 +192,17 @@ def explain(
             hint = did_you_mean(value, known)
             raise click.BadParameter(f"no {option} named '{value}'" + (f"; {hint}" if hint else ""))
     placement = [] if selector else ex.placement_rows(compilation, workload, pool)
+    pools = [] if selector else ex.pool_rows(compilation, pool)
     provenance = ex.provenance_rows(compilation, selector) if selector else []
     if selector and not provenance:
         raise click.BadParameter(f"no emitted object or file matches '{selector}'", param_hint="--object")
     if fmt == "json":
         from policyc.output.formats import to_json
 
-        click.echo(ex.render_json(placement, provenance, to_json([compilation.report])))
+        click.echo(ex.render_json(placement, pools, provenance, to_json([compilation.report])))
     else:
-        body = ex.render_provenance_text(provenance) if selector else ex.render_placement_text(placement)
+        placed = ex.render_placement_text(placement) + ("\n\n" + ex.render_pools_text(pools) if pools else "")
+        body = ex.render_provenance_text(provenance) if selector else placed
         click.echo(body, err=fmt == "sarif")
         _emit_diagnostics([compilation], fmt)
     sys.exit(EXIT_OK if compilation.ok else EXIT_FAILED)

@@ -1,4 +1,5 @@
-"""`policyc explain`: the placement matrix with a reason per cell, and where each emitted object comes from.
+"""`policyc explain`: the placement matrix with a reason per cell, how each pool's nodes come to be, and where each
+emitted object comes from.
 
 Data first (`placement_rows`, `provenance_rows`), rendering second (text or JSON), so that other front ends
 can reuse the data.
@@ -12,6 +13,7 @@ from dataclasses import asdict, dataclass, replace
 
 from policyc.compiler import Compilation
 from policyc.diagnostics import Path, where
+from policyc.ir import node_range
 from policyc.proof.placement import (
     CONTROL_PLANE,
     Cell,
@@ -35,6 +37,17 @@ class PlacementRow:
     """preferred (admitted, and scored highest among the admitting pools), admitted, or rejected."""
     score: int
     reason: str | None
+
+
+@dataclass(frozen=True, eq=False)
+class PoolRow:
+    pool: str
+    provisioning: str
+    """Its node provisioner."""
+    min_nodes: int
+    max_nodes: int
+    how: str
+    """What makes its nodes and gives them its labels and taints (the provisioner's `describe`)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,6 +81,15 @@ def placement_rows(
         rows.append(PlacementRow(c.workload, c.role, c.target, info[c.target].usage, info[c.target].tier,
                                  _verdict(c, best), c.score, c.reason))  # fmt: skip
     return rows
+
+
+def pool_rows(compilation: Compilation, pool: str | None = None) -> list[PoolRow]:
+    """How each pool's nodes come to be (or pool `pool`'s), and its size."""
+    cluster = compilation.cluster
+    assert cluster is not None
+    return [PoolRow(p.name, p.provisioning, p.min_nodes, p.max_nodes,
+                    compilation.provisioners[p.provisioning].describe(cluster, p))
+            for p in cluster.pools if pool in (None, p.name)]  # fmt: skip
 
 
 def _verdict(cell: Cell, best: dict[tuple[str, str], int]) -> str:
@@ -120,6 +142,13 @@ def render_placement_text(rows: Sequence[PlacementRow]) -> str:
     return "\n".join(lines)
 
 
+def render_pools_text(rows: Sequence[PoolRow]) -> str:
+    """A line per pool: its provisioning, its size, and what makes its nodes."""
+    lines = ["Pools (how their nodes come to be):"]
+    lines += [f"  {r.pool}: {r.provisioning}, {node_range(r.min_nodes, r.max_nodes)}: {r.how}" for r in rows]
+    return "\n".join(lines)
+
+
 def render_provenance_text(rows: Sequence[ProvenanceRow]) -> str:
     lines = []
     for r in rows:
@@ -128,11 +157,15 @@ def render_provenance_text(rows: Sequence[ProvenanceRow]) -> str:
     return "\n".join(lines)
 
 
-def render_json(placement: Sequence[PlacementRow], provenance: Sequence[ProvenanceRow], diagnostics: str) -> str:
-    """One document: the placement rows, the object provenance rows, and the diagnostics (a `to_json` text)."""
+def render_json(
+    placement: Sequence[PlacementRow], pools: Sequence[PoolRow], provenance: Sequence[ProvenanceRow], diagnostics: str
+) -> str:
+    """One document: the placement rows, the pool rows, the object provenance rows, and the diagnostics (a `to_json`
+    text)."""
     doc = {
         "version": 1,
         "placement": [asdict(r) for r in placement],
+        "pools": [asdict(r) for r in pools],
         "objects": [asdict(r) for r in provenance],
         "diagnostics": json.loads(diagnostics)["diagnostics"],
     }

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from policyc import registry
 from policyc.backends.kubernetes import QUOTA_NAME, quota_object
 from policyc.checks.autoscaling import Headroom, headroom
 from policyc.checks.cluster_capacity import own_guarantees, quota_totals, subtree_reach
@@ -86,7 +87,7 @@ def pool_devices(p: Pool) -> list[Devices]:
         return []
     if p.device_class:
         return [Devices(p.resource, CLAIMED, p.gpus, p.gpus)]
-    nodes = len(p.nodes)
+    nodes = p.max_nodes
     if p.mig:
         return [
             Devices(
@@ -154,7 +155,16 @@ class PoolFigures:
     tier: str
     product: str
     nodes: int
+    """Its most nodes (a named pool: all of them), which `devices` count."""
+    fewest: int
+    """Its fewest nodes (a pool by size scales between the two)."""
+    provisioning: str
+    """How its nodes come to be: its provisioner and what it writes for them."""
     devices: tuple[Devices, ...]
+
+    @property
+    def size(self) -> str:
+        return str(self.nodes) if self.fewest == self.nodes else f"{self.fewest}-{self.nodes}"
 
 
 @dataclass(frozen=True, eq=False)
@@ -247,11 +257,17 @@ GANGS = (
 )
 
 
+def provisioning(cluster: Cluster, p: Pool) -> str:
+    """How a pool's nodes come to be: its provisioner, and what it writes for them."""
+    return f"{p.provisioning} ({registry.provisioner(p.provisioning).describe(cluster, p)})"
+
+
 def figures(cluster: Cluster) -> Figures:
     kubernetes = {p.name for p in cluster.kubernetes_pools}
     devices = {p.name: pool_devices(p) for p in cluster.pools}
     pools = [PoolFigures(p.name, p.usage if p.name in kubernetes else "Slurm only", p.tier,
-                         p.product if p.resource else "-", len(p.nodes), tuple(devices[p.name]))
+                         p.product if p.resource else "-", p.max_nodes, p.min_nodes, provisioning(cluster, p),
+                         tuple(devices[p.name]))
              for p in cluster.pools]  # fmt: skip
     guaranteed, unattributed = _attribution(cluster, devices)
     return Figures(
@@ -359,7 +375,7 @@ def _workload(cluster: Cluster, w: Workload) -> WorkloadFigures:
     quota, quota_ok = _tightest([(u.key, u.need, u.hard) for u in used])
     queued = queue_use(w, pods, {t.name: t for t in cluster.tenants})
     queue, queue_ok = _tightest([(u.resource, u.need, u.cap) for u in queued])
-    room = sum(len(p.nodes) * n for p, n in pool_room(cluster, w, pods, reach))
+    room = sum(p.max_nodes * n for p, n in pool_room(cluster, w, pods, reach))
     pools_ok = w.most_pods <= room
     return WorkloadFigures(
         w.name,
@@ -402,8 +418,15 @@ def _tables(f: Figures) -> list[Table]:
 
 
 def _pool_table(f: Figures) -> Table:
-    pools = [[p.name, p.usage, p.tier, p.product, str(p.nodes), describe(p.devices) or "-"] for p in f.pools]
-    return "Node pools", ["pool", "usage", "tier", "GPU", "nodes", "devices"], pools, []
+    pools = [[p.name, p.usage, p.tier, p.product, p.size, p.provisioning, describe(p.devices) or "-"] for p in f.pools]
+    notes = ["A range of nodes is a pool by size; its devices are counted at its most nodes."]
+    sized = any(p.fewest != p.nodes for p in f.pools)
+    return (
+        "Node pools",
+        ["pool", "usage", "tier", "GPU", "nodes", "provisioning", "devices"],
+        pools,
+        notes if sized else [],
+    )
 
 
 def _tier_table(f: Figures) -> Table:
@@ -464,7 +487,8 @@ def _autoscaler_table(f: Figures) -> Table:
 
 def _summary(f: Figures) -> str:
     held = f" for Kubernetes ({describe(f.slurm_devices)} more on Slurm's own nodes)" if f.slurm_devices else ""
-    nodes = sum(p.nodes for p in f.pools)
+    fewest, most = sum(p.fewest for p in f.pools), sum(p.nodes for p in f.pools)
+    nodes = str(most) if fewest == most else f"{fewest}-{most}"
     return f"{len(f.pools)} pools, {nodes} nodes, {describe(f.devices) or 'no accelerators'}{held}"
 
 

@@ -88,7 +88,7 @@ def node_regex(nodes: Iterable[str]) -> str:
         groups.setdefault((prefix, suffix, len(digits)), []).append(digits)
     parts = [*literals]
     for (prefix, suffix, width), numbers in sorted(groups.items()):
-        body = _grouped("|".join(_fixed_width_range(lo, hi) for lo, hi in _runs(numbers, width)))
+        body = grouped("|".join(_fixed_width_range(lo, hi) for lo, hi in _runs(numbers, width)))
         parts.append(f"{_literal(prefix)}{body}{_literal(suffix)}")
     return parts[0] if len(parts) == 1 else "|".join(sorted(parts))
 
@@ -116,19 +116,19 @@ def _fixed_width_range(lo: str, hi: str) -> str:
     if len(lo) == 1:
         return _digit_class(lo, hi)
     if lo[0] == hi[0]:
-        return lo[0] + _grouped(_fixed_width_range(lo[1:], hi[1:]))
+        return lo[0] + grouped(_fixed_width_range(lo[1:], hi[1:]))
     rest = len(lo) - 1
     whole_lo, whole_hi = lo[1:] == "0" * rest, hi[1:] == "9" * rest
     first, last = int(lo[0]) + (not whole_lo), int(hi[0]) - (not whole_hi)
-    out = [] if whole_lo else [lo[0] + _grouped(_fixed_width_range(lo[1:], "9" * rest))]
+    out = [] if whole_lo else [lo[0] + grouped(_fixed_width_range(lo[1:], "9" * rest))]
     if first <= last:
         out.append(_digit_class(str(first), str(last)) + _any_digits(rest))
     if not whole_hi:
-        out.append(hi[0] + _grouped(_fixed_width_range("0" * rest, hi[1:])))
+        out.append(hi[0] + grouped(_fixed_width_range("0" * rest, hi[1:])))
     return "|".join(out)
 
 
-def _grouped(alternatives: str) -> str:
+def grouped(alternatives: str) -> str:
     """`alternatives` wrapped in a group when it has a '|' outside every group."""
     depth = 0
     for char in alternatives:

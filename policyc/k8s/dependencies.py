@@ -10,7 +10,9 @@ Among the objects emitted together, an object needs:
 - if it makes pods (it holds a pod template), what acts on each of those pods at admission: the PriorityClass any
   `priorityClassName` in it names (the Priority admission plugin refuses a pod naming a class that does not
   exist), and the ResourceQuotas and LimitRanges of its namespace and the admission policy bindings that select
-  the namespace (a pod created before them is neither counted, defaulted nor checked).
+  the namespace (a pod created before them is neither counted, defaulted nor checked); and the node side, every
+  object that makes nodes or gives them their labels and taints (`NODE_SIDE`: a NodeFeatureRule, a NodePool),
+  which its pods are placed by.
 
 What is not among the emitted objects (a namespace a Helm chart creates, a scheduler's root queue) is no concern here:
 it exists before the sync or not at all, and no order of the emitted objects changes that.
@@ -29,6 +31,9 @@ ADMISSION = "admissionregistration.k8s.io"
 BINDINGS = frozenset({(ADMISSION, "ValidatingAdmissionPolicyBinding"), (ADMISSION, "MutatingAdmissionPolicyBinding")})
 ACTS_ON_PODS = frozenset({("", "ResourceQuota"), ("", "LimitRange")}) | BINDINGS
 """Kinds that act on a pod of their namespace as it is admitted (a binding: of the namespaces it selects)."""
+NODE_SIDE = frozenset({("nfd.k8s-sigs.io", "NodeFeatureRule"), ("karpenter.sh", "NodePool")})
+"""Kinds that make nodes or give them labels and taints: the pods of every object that makes pods are placed by them,
+so those objects come after them."""
 NAMESPACE_NAME = "kubernetes.io/metadata.name"
 """The label the API server gives every Namespace: its name."""
 
@@ -90,6 +95,7 @@ def needs(
     for i in present:
         if i[:2] in ACTS_ON_PODS:
             acting.setdefault(i[2], []).append(i)
+    node_side = [i for i in present if i[:2] in NODE_SIDE]
     out = {}
     for i, obj in present.items():
         group, kind, namespace, _ = i
@@ -101,15 +107,26 @@ def needs(
         for r in by_source.get((group, kind), ()):
             wanted.update((*r.target, "", name) for name in _values(obj, r.path))
         if namespace and _makes_pods(obj.get("spec")):
-            wanted.update(
-                ("scheduling.k8s.io", "PriorityClass", "", n) for n in _named(obj["spec"], "priorityClassName")
-            )
-            labels = _namespace_labels(present, namespace)
-            wanted.update(acting.get(namespace, ()))
-            wanted.update(b for b in acting.get("", ()) if _selects(present[b], labels))
+            wanted.update(_for_pods(present, obj, namespace, acting, node_side))
         wanted.discard(i)
         out[i] = frozenset(w for w in wanted if w in present)
     return out
+
+
+def _for_pods(
+    present: Mapping[ObjectId, Mapping[str, Any]],
+    obj: Mapping[str, Any],
+    namespace: str,
+    acting: Mapping[str, list[ObjectId]],
+    node_side: list[ObjectId],
+) -> Iterator[ObjectId]:
+    """What an object that makes pods in `namespace` needs for them: the PriorityClasses it names, what acts on its
+    pods at admission (`acting`: namespace, or "" for a binding, -> those objects), and the node side."""
+    yield from (("scheduling.k8s.io", "PriorityClass", "", n) for n in _named(obj["spec"], "priorityClassName"))
+    labels = _namespace_labels(present, namespace)
+    yield from acting.get(namespace, ())
+    yield from (b for b in acting.get("", ()) if _selects(present[b], labels))
+    yield from node_side
 
 
 def depths(graph: Mapping[ObjectId, frozenset[ObjectId]]) -> dict[ObjectId, int]:

@@ -3,9 +3,14 @@
 Every pod template the compiler emits is evaluated against every pool of the node plan (and the control
 plane) with kube-scheduler's filter semantics (`policyc.k8s.scheduling`): nodeSelector and required node
 affinity, then NoSchedule/NoExecute taints against tolerations. Nodes of a pool carry the same labels
-and taints, so one node stands for its pool (the templates do not select by node name). The build fails
-if a template can land on a pool of the other usage, of another GPU tier, on the control plane, or
-nowhere; it warns if a template prefers a hybrid pool to its dedicated one.
+and taints, as its provisioning gives them, so one node, the pool's template, stands for its pool (named
+or by size: the templates do not select by node name). The build fails if a template can land on a pool
+of the other usage, of another GPU tier, on the control plane, or nowhere; it warns if a template prefers
+a hybrid pool to its dedicated one.
+
+A node that joins is none of that yet: each pool also has a fresh node, as it registers, without the
+policy's labels and with only the taints it registers with (`Pool.registration_taints`). A template that
+can land on the fresh node of a pool it cannot use once the pool is labelled fails the build too.
 """
 
 from __future__ import annotations
@@ -17,9 +22,9 @@ from typing import Any
 
 from policyc.artifacts import Artifact
 from policyc.backends.workloads import Kind, PodTemplates, pod_templates
-from policyc.diagnostics import Diagnostic, diag
+from policyc.diagnostics import Diagnostic, diag, listing
 from policyc.gpu import dra
-from policyc.ir import Cluster, Taint, Workload
+from policyc.ir import Cluster, Pool, Taint, Workload, once_per_build
 from policyc.k8s.scheduling import (
     NO_EXECUTE,
     NO_SCHEDULE,
@@ -30,7 +35,7 @@ from policyc.k8s.scheduling import (
     tolerates_taint,
 )
 from policyc.k8s.validation import taint_string
-from policyc.pods import tolerations
+from policyc.pods import reachable_pools, tolerations
 
 CONTROL_PLANE = "(control plane)"
 """Name of the control plane in the matrix; not a valid pool name, so it cannot clash with one."""
@@ -64,22 +69,32 @@ class Cell:
         return "admitted" if self.admitted else "rejected"
 
 
+FRESH = "{} (registering)"
+"""Name of a pool's fresh node in messages."""
+
+
+def _node(p: Pool, labels: dict[str, str], taints: tuple[Taint, ...]) -> dict:
+    """A node of pool `p` with these labels and taints, and the devices its nodes have."""
+    devices = {r: str(q) for r, q in p.allocatable.items() if "/" in r}
+    if p.resource:
+        devices[p.resource] = str(p.gpus_per_node)
+    return {
+        "metadata": {"name": p.nodes[0] if p.nodes else p.name, "labels": labels},
+        "spec": {"taints": [t.to_dict() for t in taints]},
+        "status": {"allocatable": dict(sorted(devices.items()))},
+    }
+
+
+@once_per_build
 def targets(cluster: Cluster) -> list[Target]:
-    """The pools of the node plan, then the control plane, each as one representative node."""
+    """The pools of the node plan, then the control plane, each as one representative node: its template. Shared:
+    callers must not change it."""
     out = []
     for p in cluster.pools:
         labels = dict(p.labels)
         if p.discovered_product:  # the vendor's feature discovery sets it; the node script checks it
             labels.setdefault(p.product_key, p.product)
-        devices = {r: str(q) for r, q in p.allocatable.items() if "/" in r}
-        if p.resource:
-            devices[p.resource] = str(p.gpus_per_node)
-        node = {
-            "metadata": {"name": p.nodes[0] if p.nodes else p.name, "labels": labels},
-            "spec": {"taints": [t.to_dict() for t in p.taints]},
-            "status": {"allocatable": dict(sorted(devices.items()))},
-        }
-        out.append(Target(p.name, p.usage, p.tier, node, p.nodes))
+        out.append(Target(p.name, p.usage, p.tier, _node(p, labels, p.taints), p.nodes))
     if cluster.control_plane_nodes:
         node = {
             "metadata": {"name": cluster.control_plane_nodes[0], "labels": {}},
@@ -87,6 +102,20 @@ def targets(cluster: Cluster) -> list[Target]:
         }
         out.append(Target(CONTROL_PLANE, None, None, node, cluster.control_plane_nodes))
     return out
+
+
+@once_per_build
+def fresh_targets(cluster: Cluster) -> list[Target]:
+    """A node of each pool as it registers: none of the policy's labels, only the taints it registers with; its
+    devices already advertised (the worst case: a pod that needs them finds them). Shared: callers must not change
+    it."""
+    return [Target(FRESH.format(p.name), p.usage, p.tier, _node(p, {}, p.registration_taints), p.nodes)
+            for p in cluster.pools]  # fmt: skip
+
+
+def fresh_placement_of(cluster: Cluster, pod: Mapping[str, Any]) -> list[tuple[str, bool, str | None]]:
+    """(fresh node, admitted, why not) of a pod on the fresh node of every pool."""
+    return [(t.name, admitted, why) for t in fresh_targets(cluster) for admitted, _, why in [_evaluate(pod, t, {})]]
 
 
 NO_CLAIMS: dra.ClaimDevices = {}
@@ -160,13 +189,18 @@ def placement_of(
     node = named_node(pod)
     if node is None:
         return [(t.name, admitted, why) for t in targets(cluster) for admitted, _, why in [_evaluate(pod, t, claims)]]
-    target = next((t for t in targets(cluster) if node in t.nodes), None)
-    if target is None:
+    every = targets(cluster)
+    named = [t for t in every if node in t.nodes]
+    by_size = [every[i] for i, p in enumerate(cluster.pools) if not p.named]  # targets: the pools, in order, first
+    if not named and not by_size:
         return [(None, False, f"no node {node} in the policy's pools or control plane: where the cluster has no such "
                  "node either, no kubelet runs the pod and the pod garbage collector deletes it")]  # fmt: skip
-    named = replace(target, node={**target.node, "metadata": {**target.node["metadata"], "name": node}})
-    admitted, _, why = _evaluate(pod, named, claims, bound=True)
-    return [(target.name, admitted, why)]
+    out = []
+    for target in named or by_size:  # a name no pool lists may be a node of any pool by size
+        bound = replace(target, node={**target.node, "metadata": {**target.node["metadata"], "name": node}})
+        admitted, _, why = _evaluate(pod, bound, claims, bound=True)
+        out.append((target.name, admitted, why))
+    return out
 
 
 def named_node(pod: Mapping[str, Any]) -> str | None:
@@ -238,11 +272,14 @@ def prove(cluster: Cluster, artifacts: list[Artifact], kinds: Mapping[str, Kind]
     own pools when a role is admitted nowhere), so the cost stays near workloads + pools, not their product.
     """
     templates = workload_templates(artifacts)
-    all_targets = targets(cluster)
-    verdicts = _verdicts(cluster, kinds, templates, all_targets, claim_templates(artifacts))
+    all_targets, fresh = targets(cluster), fresh_targets(cluster)
+    claims = claim_templates(artifacts)
+    verdicts = _verdicts(cluster, kinds, templates, all_targets, claims)
+    on_fresh = _verdicts(cluster, kinds, templates, fresh, claims)
     by_target = {t.name: t for t in all_targets}
     out = []
     for w in cluster.workloads:
+        out.extend(_fresh_nodes(cluster, w, fresh, on_fresh[w.name], pod_templates(kinds, templates[w.name])))
         cells, roles = [], []
         for role, results in verdicts[w.name]:
             roles.append(role)
@@ -257,6 +294,31 @@ def prove(cluster: Cluster, artifacts: list[Artifact], kinds: Mapping[str, Kind]
         out.extend(_nowhere(cluster, w, cells, roles))
         out.extend(_prefers_hybrid(w, cells, by_target))
     return out
+
+
+def _fresh_nodes(
+    cluster: Cluster,
+    w: Workload,
+    fresh: list[Target],
+    roles: list[tuple[str, list[tuple[bool, int, str | None]]]],
+    template_pods: PodTemplates,
+) -> Iterator[Diagnostic]:
+    """One diagnostic for the fresh nodes of pools the workload cannot use that its pods can land on."""
+    pods = {role: pod for role, _, pod in template_pods}
+    own = {FRESH.format(p.name) for p in reachable_pools(cluster, w)}
+    landed = [(role, t) for role, results in roles for t, (ok, _, _) in zip(fresh, results, strict=True)
+              if ok and t.name not in own]  # fmt: skip
+    if not landed:
+        return
+    role, first = landed[0]
+    names = listing(sorted({f"'{t.name}'" for _, t in landed}))
+    yield diag(
+        "placement-fresh-node",
+        f"template '{w.name}' (templates/{w.name}.yaml) can land on a node as it registers, before its pool's labels "
+        f"and taints are set: {names}; on '{first.name}', {_why_admitted(cluster, pods[role], first)}",
+        _location(w),
+        hint="drop the tolerations that tolerate what those nodes carry as they register",
+    )
 
 
 def _why_admitted(cluster: Cluster, pod: Mapping[str, Any], target: Target) -> str:

@@ -58,6 +58,7 @@ def resolve(parsed: Parsed, file: str) -> tuple[ir.Cluster | None, list[Diagnost
         keda=operations.keda(ctx),
         monitoring=operations.monitoring(ctx, pools),
         slurm=operations.slurm_settings(ctx, pools, class_names),
+        provisioning=nodes.provisioning_settings(ctx),
         # Totals over the cluster are only trustworthy when no item was left out for an error.
         complete=parsed.complete and not any(d.severity is Severity.ERROR for d in ctx.out),
     )

@@ -1,13 +1,15 @@
 """`spec.gpuTiers`, `spec.nodePools` and `spec.controlPlane`: node ranges expanded (each node owned once), tiers with
-the accelerator resource of their pools, each pool with the labels, taints and allocatable policyc gives its nodes."""
+the accelerator resource of their pools, each pool with its provisioning and size and the labels, taints and
+allocatable policyc gives its nodes."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from policyc import ir
-from policyc.diagnostics import Path, diag
+from policyc.diagnostics import Diagnostic, Path, diag
 from policyc.gpu import accelerators, dra
 from policyc.gpu.accelerators import CPU_TIER
 from policyc.ir import DEVICE_PLUGIN_CONFIG, MIG_CONFIG, RDMA_LABEL
@@ -15,16 +17,32 @@ from policyc.k8s import versions
 from policyc.k8s.quantity import Quantity
 from policyc.language.model import policy as m
 from policyc.language.noderanges import MAX_NODES, check, expand
+from policyc.registry import PROVISIONERS, provisioner_settings
 from policyc.resolve import operations, pool_gpus
 from policyc.resolve.context import Context
 from policyc.resolve.resource_maps import resources
 
 
+def provisioning(ctx: Context, pool: m.NodePool) -> str:
+    """The pool's node provisioner: its own, else the policy's default."""
+    default = ctx.spec.provisioning.default if ctx.spec.provisioning else None
+    return pool.provisioning or default or m.Provisioning.model_fields["default"].default
+
+
+def provisioning_settings(ctx: Context) -> dict[str, Any]:
+    """Every registered provisioner's settings: the policy's block, or its defaults (constructed, not validated: the
+    model of a block left out is never built)."""
+    written = ctx.spec.provisioning
+    return {name: getattr(written, name, None) or provisioner_settings(name).Settings.model_construct()
+            for name in PROVISIONERS}  # fmt: skip
+
+
 def within_node_limit(ctx: Context) -> bool:
     """Count the nodes of every pattern before expanding any: a few bytes of ranges could stand for millions of
-    nodes."""
+    nodes. Only named nodes count: a pool by size expands nothing, and has no cap."""
     patterns = [(ctx.path("nodePools", i, "nodes", j), p) for i, pool in enumerate(ctx.spec.node_pools)
-                for j, p in enumerate(pool.nodes)]  # fmt: skip
+                if provisioner_settings(provisioning(ctx, pool)).NAMED_NODES
+                for j, p in enumerate(pool.nodes or ())]  # fmt: skip
     if ctx.spec.control_plane:
         patterns += [(("spec", "controlPlane", "nodes", j), p) for j, p in enumerate(ctx.spec.control_plane.nodes)]
     total = 0
@@ -158,15 +176,31 @@ def _report_clash(
     ctx.report(diag("node-in-two-pools", f"{listed} {what}", at, hint=hint))
 
 
+@dataclass(frozen=True, slots=True)
+class Size:
+    """How a pool comes to be and how many nodes it has."""
+
+    provisioning: str
+    named: bool
+    nodes: tuple[str, ...]
+    min_nodes: int
+    max_nodes: int
+    registers_tainted: bool
+
+
 def pools(ctx: Context, product_tier: dict[str, str], dra_tiers: set[str], claims: NodeClaims) -> list[ir.Pool]:
-    """The pools whose tier is known (`product_tier`: GPU product -> its tier), with their nodes claimed."""
+    """The pools whose tier is known (`product_tier`: GPU product -> its tier) and whose size is, with their named
+    nodes claimed."""
     out = []
     tiers_complete = not ctx.parsed.dropped.get("gpuTiers")
     strategy = pool_gpus.MigStrategy(ctx.spec.node_pools)
     for i, pool in ctx.unique("nodePools", ctx.spec.node_pools, "node pool"):
-        nodes = claims.claim(ctx, pool.nodes, f"pool '{pool.name}'", ctx.path("nodePools", i, "nodes"))
+        size = _size(ctx, pool, i, claims)
+        if size is None:
+            ctx.parsed.leave_out("nodePools", pool.name)
+            continue
         if pool.gpu is None:
-            out.append(_cpu_pool(ctx, pool, i, nodes))
+            out.append(_cpu_pool(ctx, pool, i, size))
             continue
         tier = product_tier.get(pool.gpu.product)
         if tier is None and not tiers_complete:  # its tier may be one that failed to parse
@@ -182,8 +216,87 @@ def pools(ctx: Context, product_tier: dict[str, str], dra_tiers: set[str], claim
                 otherwise="add the product to the products of a gpuTier",
             )
             continue
-        out.append(_gpu_pool(ctx, pool, i, tier, nodes, tier in dra_tiers, strategy))
+        out.append(_gpu_pool(ctx, pool, i, tier, size, tier in dra_tiers, strategy))
     return out
+
+
+SIZE_FIELDS = ("count", "minNodes", "maxNodes")
+
+
+def _size(ctx: Context, pool: m.NodePool, i: int, claims: NodeClaims) -> Size | None:
+    """The pool's provisioning and size: its named nodes (claimed), or its count or range; None after reporting a
+    pool that states its nodes otherwise than its provisioning needs."""
+    name = provisioning(ctx, pool)
+    face = provisioner_settings(name)
+    stated = {f: v for f, v in zip(SIZE_FIELDS, (pool.count, pool.min_nodes, pool.max_nodes), strict=True)
+              if v is not None}  # fmt: skip
+    wrong = _named_wrong(ctx, pool, i, name, stated) if face.NAMED_NODES else _sized_wrong(ctx, pool, i, name, stated)
+    wrong = wrong or _other_settings(ctx, pool, i, name)
+    if wrong is not None:
+        ctx.report(wrong)
+        return None
+    if face.NAMED_NODES:
+        assert pool.nodes is not None
+        nodes = tuple(claims.claim(ctx, pool.nodes, f"pool '{pool.name}'", ctx.path("nodePools", i, "nodes")))
+        return Size(name, True, nodes, len(nodes), len(nodes), face.REGISTERS_TAINTED)
+    low, high = (pool.count, pool.count) if pool.count is not None else (pool.min_nodes or 0, pool.max_nodes)
+    assert low is not None and high is not None
+    return Size(name, False, (), low, high, face.REGISTERS_TAINTED)
+
+
+def _other_settings(ctx: Context, pool: m.NodePool, i: int, name: str) -> Diagnostic | None:
+    """A pool stating the block of settings of a provisioner it does not use."""
+    other = next((o for o in PROVISIONERS if o != name and getattr(pool, o, None) is not None), None)
+    if other is None:
+        return None
+    return diag("settings-of-another-provisioner", f"pool '{pool.name}' states settings of {other}, but its "
+                f"provisioning is {name}", ctx.path("nodePools", i, other), at_key=True,
+                hint=f"remove {other}, or set provisioning: {other}")  # fmt: skip
+
+
+def _named_wrong(ctx: Context, pool: m.NodePool, i: int, name: str, stated: dict[str, int]) -> Diagnostic | None:
+    """A pool whose provisioning lists its nodes by name, stating a size or no nodes."""
+    what = f"pool '{pool.name}' is {name}: its nodes are the ones it lists by name"
+    if stated:
+        first = next(iter(stated))
+        fix = (
+            f"remove {' and '.join(stated)}"
+            if pool.nodes
+            else f"replace {first} with nodes, e.g. nodes: [{pool.name}-[1-{max(stated.values())}]]"
+        )
+        return diag("pool-nodes-or-size", f"{what}, not a size ({first})", ctx.path("nodePools", i, first),
+                    hint=f"{fix}, or give the pool a provisioning of pools by size", at_key=True)  # fmt: skip
+    if pool.nodes is None:
+        return diag("pool-nodes-or-size", f"{what}, and it lists none", ctx.path("nodePools", i), at_key=True,
+                    hint=f"list them or their ranges, e.g. nodes: [{pool.name}-[1-4]]")  # fmt: skip
+    return None
+
+
+def _sized_wrong(ctx: Context, pool: m.NodePool, i: int, name: str, stated: dict[str, int]) -> Diagnostic | None:
+    """A pool by size listing nodes, or stating no size, or both a count and a range, or a range upside down."""
+    what = f"pool '{pool.name}' is provisioned by {provisioner_settings(name).TITLE}"
+    at = ctx.path("nodePools", i)
+    if pool.nodes is not None:
+        count = sum(check(p) for p in pool.nodes)
+        return diag("pool-nodes-or-size", f"{what}, which makes nodes of names no policy knows: it states its size, "
+                    "not nodes", (*at, "nodes"), at_key=True, hint=f"replace nodes with count: {count} (or minNodes "
+                    "and maxNodes)")  # fmt: skip
+    if pool.count is not None and len(stated) > 1:
+        return diag("pool-nodes-or-size", f"{what} and states both a fixed size (count) and a range "
+                    "(minNodes, maxNodes)", (*at, "count"), at_key=True,
+                    hint="remove count, or remove minNodes and maxNodes")  # fmt: skip
+    if pool.count is None and pool.max_nodes is None:
+        return diag("pool-nodes-or-size", f"{what} and states no size (its most nodes)", at, at_key=True,
+                    hint=f"add count: <nodes>, or maxNodes: <nodes> (and minNodes: {pool.min_nodes or 0})")  # fmt: skip
+    if pool.slurm is not None:
+        return diag("pool-nodes-or-size", f"{what}, whose nodes the policy does not know by name, and a Slurm "
+                    "partition names its nodes", (*at, "slurm"), at_key=True, hint="remove slurm, or make it a static "
+                    "pool of the nodes the partition names")  # fmt: skip
+    if pool.max_nodes is not None and (pool.min_nodes or 0) > pool.max_nodes:
+        return diag("pool-nodes-or-size", f"{what} and has minNodes {pool.min_nodes} above maxNodes "
+                    f"{pool.max_nodes}", (*at, "minNodes"), hint=f"lower minNodes to {pool.max_nodes} or less, or "
+                    f"raise maxNodes to {pool.min_nodes} or more")  # fmt: skip
+    return None
 
 
 def with_accelerators(ctx: Context, tiers: list[ir.Tier], pools: list[ir.Pool], dra_tiers: set[str]) -> list[ir.Tier]:
@@ -237,23 +350,36 @@ def _labels_and_taints(ctx: Context, pool: m.NodePool, tier: str) -> tuple[dict[
     return labels, taints
 
 
-def _common(ctx: Context, pool: m.NodePool, i: int, tier: str, nodes: list[str]) -> dict[str, Any]:
+def _common(ctx: Context, pool: m.NodePool, i: int, tier: str, size: Size) -> dict[str, Any]:
     """The fields of `ir.Pool` a pool has whether it has GPUs or not."""
     rdma = pool.rdma if isinstance(pool.rdma, m.PoolRdma) else None
     return dict(
         name=pool.name,
         usage=pool.usage,
         tier=tier,
-        nodes=tuple(nodes),
+        nodes=size.nodes,
+        provisioning=size.provisioning,
+        named=size.named,
+        min_nodes=size.min_nodes,
+        max_nodes=size.max_nodes,
         gfd=pool.gpu_feature_discovery,
         path=ctx.path("nodePools", i),
         rdma_resource=rdma.resource if rdma else None,
         interfaces=tuple(rdma.interfaces) if rdma else (),
         slurm=operations.pool_partition(pool, ctx.path("nodePools", i, "slurm")),
+        provisioning_settings=getattr(pool, size.provisioning, None),
     )
 
 
-def _cpu_pool(ctx: Context, pool: m.NodePool, i: int, nodes: list[str]) -> ir.Pool:
+def _tainted(ctx: Context, taints: list[ir.Taint], size: Size) -> dict[str, Any]:
+    """The pool's taints, sorted, and what its nodes carry as they register: those taints where its provisioner puts
+    them there, else policyc's registration taint."""
+    ordered = tuple(sorted(taints, key=lambda t: (t.key, t.effect)))
+    registering = ordered if size.registers_tainted else (ir.Taint(ctx.keys.registration, "", "NoSchedule"),)
+    return dict(taints=ordered, registration_taints=registering)
+
+
+def _cpu_pool(ctx: Context, pool: m.NodePool, i: int, size: Size) -> ir.Pool:
     """A pool without GPUs, tainted by its tier, which only CPU-only workloads tolerate."""
     labels, taints = _labels_and_taints(ctx, pool, CPU_TIER)
     taints.append(ir.Taint(ctx.keys.tier, CPU_TIER, "NoSchedule"))
@@ -263,20 +389,20 @@ def _cpu_pool(ctx: Context, pool: m.NodePool, i: int, nodes: list[str]) -> ir.Po
         gpus_per_node=0,
         gpu_memory=None,
         labels=dict(sorted(labels.items())),
-        taints=tuple(sorted(taints, key=lambda t: (t.key, t.effect))),
         allocatable=_allocatable(ctx, pool, i, ctx.spec.gpu_resource),
-        **_common(ctx, pool, i, CPU_TIER, nodes),
+        **_tainted(ctx, taints, size),
+        **_common(ctx, pool, i, CPU_TIER, size),
     )
 
 
 def _gpu_pool(
-    ctx: Context, pool: m.NodePool, i: int, tier: str, nodes: list[str], claimed: bool, strategy: pool_gpus.MigStrategy
+    ctx: Context, pool: m.NodePool, i: int, tier: str, size: Size, claimed: bool, strategy: pool_gpus.MigStrategy
 ) -> ir.Pool:
     """A pool with GPUs (`claimed`: of a DRA tier, whose pods claim whole cards)."""
     gpu = pool.gpu
     assert gpu is not None
     labels, taints = _labels_and_taints(ctx, pool, tier)
-    common = _common(ctx, pool, i, tier, nodes)
+    common = _common(ctx, pool, i, tier, size)
     maker = pool_gpus.vendor(ctx, gpu, i)
     resource = gpu.resource or (ctx.spec.gpu_resource if maker is accelerators.NVIDIA else maker.resource)
     sharing, partitions = pool_gpus.nvidia_only(ctx, gpu, maker, i)
@@ -304,8 +430,8 @@ def _gpu_pool(
         gpus_per_node=gpus_per_node,
         gpu_memory=gpu.memory,
         labels=dict(sorted(labels.items())),
-        taints=tuple(sorted(taints, key=lambda t: (t.key, t.effect))),
         allocatable=allocatable,
+        **_tainted(ctx, taints, size),
         sharing=(sharing.strategy, sharing.replicas) if sharing else None,
         mig=layout,
         resource=resource,

@@ -23,10 +23,19 @@ CONTROL_PLANE_TAINT = "node-role.kubernetes.io/control-plane"
 @once_per_build
 def governed_keys(cluster: Cluster) -> tuple[str, ...]:
     """Toleration keys of the taints that keep pods off nodes: every taint of a pool (usage, product or tier,
-    Slurm-only, the pools' own), policyc's control-plane taint and the standard one, and GFD's product key."""
+    Slurm-only, the pools' own) and of its nodes as they register, policyc's control-plane taint and the standard
+    one, and GFD's product key."""
     keys = {cluster.keys.usage, GFD_PRODUCT, cluster.keys.control_plane, CONTROL_PLANE_TAINT}
-    keys.update(t.key for p in cluster.pools for t in p.taints)
+    keys.update(t.key for p in cluster.pools for t in (*p.taints, *p.registration_taints))
     return tuple(sorted(keys))
+
+
+@once_per_build
+def registration_keys(cluster: Cluster) -> frozenset[str]:
+    """The keys of the taints nodes carry only as they register (policyc's registration taint): no class is granted
+    them, so no tenant pod lands on a node before it is released."""
+    kept = {t.key for p in cluster.pools for t in p.taints}
+    return frozenset(t.key for p in cluster.pools for t in p.registration_taints if t.key not in kept)
 
 
 def own_taints(cluster: Cluster, pool: Pool) -> tuple[Taint, ...]:
@@ -69,8 +78,9 @@ class Excess:
     """Why an extra toleration of a workload class tolerates more than the policy grants the class."""
 
     kind: str
-    """'control-plane', 'slurm-only' (the taint of a Slurm-only pool of its tier and usage), 'exists' (every value of
-    a governed key) or 'value' (a value of a governed key outside the grant)."""
+    """'control-plane', 'registration' (the taint of nodes as they register), 'slurm-only' (the taint of a Slurm-only
+    pool of its tier and usage), 'exists' (every value of a governed key) or 'value' (a value of a governed key
+    outside the grant)."""
     pools: tuple[Pool, ...]
     """The pools outside the grant whose taint it tolerates."""
     instead: tuple[dict, ...]
@@ -86,6 +96,8 @@ def excess(cluster: Cluster, w: Workload, t: dict) -> Excess | None:
         return None  # no key: PC433; a key of no taint the policy knows keeps nothing off
     if key in (cluster.keys.control_plane, CONTROL_PLANE_TAINT):
         return Excess("control-plane", (), ())
+    if key in registration_keys(cluster):
+        return Excess("registration", (), ())
     bounds = _bounds(cluster, w)
     exists = t.get("operator") == "Exists"
     value = None if exists else t.get("value", "")

@@ -3,7 +3,10 @@ the pods their controllers create, and refuse pods that break its placement cont
 on a pool key, a toleration of a pool its workloads may not use or of the control plane, `spec.nodeName`, a foreign
 scheduler or queue, a forbidden priority class. Where classes are injected (`injection`), a pod carrying only a
 class's label (and its priority class) is admitted once injected and lands exactly on the pools the class's template
-can use. The pipeline runs it after the proof of `policyc.proof`, whose models of admission and placement it uses.
+can use. A fresh node (a node of each pool as it registers, before its labels) takes no pod the contract admits that
+the pool's labelled nodes would not take: the pod that tolerates all one grant allows, with no affinity to hold it
+back, is tried on each. The pipeline runs it after the proof of `policyc.proof`, whose models of admission and
+placement it uses.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from policyc.ir import Cluster, Tenant, Workload, once_per_build
 from policyc.k8s.scheduling import NO_EXECUTE, NO_SCHEDULE
 from policyc.pods import reachable_pools
 from policyc.proof.admitted import as_pod
-from policyc.proof.placement import placement_of, workload_templates
+from policyc.proof.placement import FRESH, fresh_placement_of, placement_of, workload_templates
 from policyc.tenancy import contract
 from policyc.tenancy.grant import CONTROL_PLANE_TAINT, granted_pools
 
@@ -179,6 +182,10 @@ def check(cluster: Cluster, artifacts: list[Artifact], backend: SchedulerBackend
                 yield diag("tenancy-proof-failed", f"tenant '{t.name}': {pod} {what} once injected", w.path,
                            hint=_BUG)  # fmt: skip
         yield from _unrefused(cluster, t, c, rules)
+        for fresh, grant in fresh_node_landings(cluster, c):
+            yield diag("tenancy-proof-failed", f"tenant '{t.name}': a pod its admission policy admits (tolerating "
+                       f"{grant}) lands on {fresh}, a node as it registers, of a pool it does not land on once "
+                       "labelled", t.path, hint=_BUG)  # fmt: skip
 
 
 def _unrefused(
@@ -195,6 +202,33 @@ def _unrefused(
 
 
 _BUG = "this is a policyc bug; please report it with the policy"
+
+
+def fresh_node_landings(cluster: Cluster, c: contract.Contract) -> Iterator[tuple[str, str]]:
+    """(fresh node, the grant tolerated) for each node as it registers that a pod within one of the tenant's grants
+    lands on, of a pool where the same pod does not land once its nodes are labelled and tainted: the pod tolerates
+    every value of every key of the grant, for every effect, and carries no affinity to hold it back."""
+    landings = _fresh_landings(cluster)
+    for grant in c.grants:
+        key = tuple(grant.items())
+        if key not in landings:  # tenants with the same classes share their grants: each is tried once per build
+            landings[key] = _landed_early(cluster, grant)
+        shown = ", ".join(f"{k}={'|'.join(v)}" for k, v in key) or "no governed taint"
+        yield from ((fresh, shown) for fresh in landings[key])
+
+
+@once_per_build
+def _fresh_landings(cluster: Cluster) -> dict[tuple, list[str]]:
+    """Grant (as items) -> the fresh nodes its pod lands on early, filled as grants are tried."""
+    return {}
+
+
+def _landed_early(cluster: Cluster, grant: Mapping[str, tuple[str, ...]]) -> list[str]:
+    """The fresh nodes a pod tolerating all of `grant` lands on, of pools whose labelled nodes it does not land on."""
+    tolerations = [{"key": k, "operator": "Equal", "value": v} for k, values in grant.items() for v in values]
+    pod = {"spec": {"tolerations": [*DEFAULT_TOLERATIONS, *tolerations], "containers": []}}
+    labelled = {FRESH.format(target) for target, admitted, _ in placement_of(cluster, pod) if admitted}
+    return [fresh for fresh, admitted, _ in fresh_placement_of(cluster, pod) if admitted and fresh not in labelled]
 
 
 def labelled_pod(cluster: Cluster, w: Workload, *, labelled: bool = True) -> dict:

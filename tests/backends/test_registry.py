@@ -1,6 +1,6 @@
-"""The scheduler backend contract: each registered package provides every face whole, the shared code names no
-backend, a backend is imported only when a policy selects it, and `spec.scheduler` is validated by the selected
-backend's model.
+"""The backend contracts: each registered package (scheduler backend or node provisioner) provides every face whole,
+the shared code names no scheduler backend, a backend is imported only when a policy selects it, and `spec.scheduler`
+is validated by the selected backend's model.
 """
 
 from __future__ import annotations
@@ -9,26 +9,49 @@ import inspect
 import re
 import subprocess
 import sys
+import types
 import typing
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 
 import pytest
 
 from policyc import registry
-from policyc.backends.interface import CodesFace, RulesFace, SchedulerBackend, SettingsFace
+from policyc.backends.interface import (
+    CodesFace,
+    Provisioner,
+    ProvisionerSettingsFace,
+    RulesFace,
+    SchedulerBackend,
+    SettingsFace,
+)
 from policyc.codes import RULES
 from policyc.compiler import compile_text
-from policyc.registry import SCHEDULERS, scheduler, settings
+from policyc.registry import PROVISIONERS, SCHEDULERS, scheduler, settings
 from tests.conftest import POLICIES, REPO
+from tests.provisioners import registered
 
 PACKAGE = REPO / "policyc"
 FACES = {"settings": SettingsFace, "codes": CodesFace, "rules": RulesFace, "backend": SchedulerBackend}
-"""Each face of a backend package, by module name, and the protocol it provides."""
+"""Each face of a scheduler backend's package, by module name, and the protocol it provides."""
+PROVISIONER_FACES = {
+    "settings": ProvisionerSettingsFace,
+    "codes": CodesFace,
+    "rules": RulesFace,
+    "backend": Provisioner,
+}
+"""Each face of a node provisioner's package, by module name, and the protocol it provides."""
+TEST_PROVISIONER = "sized"
+"""The provisioner of the tests (`tests.provisioners.sized`), held to the contract as the registered ones are."""
 
 
 def _conforms(value: object, hint: object) -> bool:
     """Whether `value` is of the declared type `hint`, the items of a tuple or mapping included."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_conforms(value, a) for a in args)
+    if hint is type(None):
+        return value is None
     if origin is None:
         return isinstance(value, hint)  # type: ignore[arg-type]  # a class
     if origin is type:
@@ -61,17 +84,38 @@ def _signature(function: Callable) -> tuple[list[tuple[str, object]], object]:
     ], signature.return_annotation
 
 
-@pytest.mark.parametrize("name", list(SCHEDULERS))
-@pytest.mark.parametrize("face", list(FACES))
-def test_each_backend_provides_each_face_whole(name: str, face: str) -> None:
-    """Every member the face's protocol declares: data of its declared type, functions with its parameters and
-    annotations (as the Kubernetes scheduler framework asserts that a plugin implements an extension point)."""
-    module, protocol = registry.face("scheduler", name, face), FACES[face]
+def _face_whole(module: object, protocol: type) -> None:
     assert isinstance(module, protocol), [m for m in _members(protocol) if not hasattr(module, m)]
     for member, hint in typing.get_type_hints(protocol).items():
         assert _conforms(getattr(module, member), hint), (member, hint)
     for method in _methods(protocol):
         assert _signature(getattr(module, method)) == _signature(getattr(protocol, method)), method
+
+
+@pytest.mark.parametrize("name", list(SCHEDULERS))
+@pytest.mark.parametrize("face", list(FACES))
+def test_each_backend_provides_each_face_whole(name: str, face: str) -> None:
+    """Every member the face's protocol declares: data of its declared type, functions with its parameters and
+    annotations (as the Kubernetes scheduler framework asserts that a plugin implements an extension point)."""
+    _face_whole(registry.face("scheduler", name, face), FACES[face])
+
+
+@pytest.mark.parametrize("name", [*PROVISIONERS, TEST_PROVISIONER])
+@pytest.mark.parametrize("face", list(PROVISIONER_FACES))
+def test_each_provisioner_provides_each_face_whole(name: str, face: str) -> None:
+    with registered() if name == TEST_PROVISIONER else nullcontext():
+        _face_whole(registry.face("provisioner", name, face), PROVISIONER_FACES[face])
+        assert name == registry.provisioner(name).NAME
+
+
+def test_a_provisioners_rules_join_the_catalogue_in_its_family_without_numbers() -> None:
+    from policyc import codes
+
+    with registered():
+        for name in registry.PROVISIONERS:
+            for rule in registry.face("provisioner", name, "codes").RULES:
+                assert rule.code is None, "no new rule takes a number"
+                assert codes.rule(rule.name).id == codes.rule(rule.name).code == f"{name}/{rule.name}"
 
 
 @pytest.mark.parametrize("name", list(SCHEDULERS))

@@ -19,6 +19,7 @@ from pydantic import (
     PlainValidator,
     Tag,
     WithJsonSchema,
+    create_model,
     field_validator,
     model_validator,
 )
@@ -39,7 +40,7 @@ from policyc.language.model.types import (
     policy_error,
     user_priority,
 )
-from policyc.registry import SCHEDULERS, every_settings, settings
+from policyc.registry import PROVISIONERS, SCHEDULERS, every_settings, provisioner_settings, settings
 
 API_VERSION = "policyc.io/v1alpha1"
 KIND = "ClusterPolicy"
@@ -72,6 +73,40 @@ def _scheduler_settings() -> Any:
 
     members = tuple(Annotated[settings(name).Settings, Tag(name)] for name in names)
     return Annotated[Union[members], Discriminator(tag)]  # noqa: UP007  # a union built at run time
+
+
+def _with_types(model: type[Model], **types: Any) -> Any:
+    """A subclass of `model` whose fields `types` names have these types, each of its own fields keeping its
+    description, default and constraints; a (type, field) pair is a new field."""
+    fields = {name: tp if isinstance(tp, tuple) else (tp, model.model_fields[name]) for name, tp in types.items()}
+    return create_model(model.__name__, __base__=model, __doc__=model.__doc__, **fields)
+
+
+def _provisioning_settings(names: Any) -> Any:
+    """`spec.provisioning`: the default provisioner (one of `names`), and a block of settings per registered
+    provisioner (its `settings.Settings`), each optional."""
+    blocks: dict[str, Any] = {
+        name: (
+            provisioner_settings(name).Settings | None,
+            Field(None, description=provisioner_settings(name).Settings.__doc__),
+        )
+        for name in PROVISIONERS
+    }
+    return _with_types(Provisioning, default=names, **blocks)
+
+
+def _node_pool(names: Any) -> Any:
+    """`nodePools[]`: a pool, its provisioning one of `names`, with a block of its own settings for each registered
+    provisioner that has some (its `settings.PoolSettings`), under the provisioner's name."""
+    blocks: dict[str, Any] = {
+        name: (
+            module.PoolSettings | None,
+            Field(None, description=f"{module.PoolSettings.__doc__} (a pool whose provisioning is {name})."),
+        )
+        for name in PROVISIONERS
+        if (module := provisioner_settings(name)).PoolSettings is not None
+    }
+    return _with_types(NodePool, provisioning=names | None, **blocks)
 
 
 def _workload_kinds() -> Any:
@@ -554,10 +589,20 @@ class SlurmSettings(Model):
 
 
 class NodePool(Model):
+    """A pool of nodes of one GPU product and usage: how they come to be (provisioning), how many, what they have."""
+
     name: Name = Field(description="Pool name, written to the <domain>/node.pool node label.")
     usage: Usage = Field(description=("training, inference, or hybrid (the overflow pool both kinds of work may use)."))
+    provisioning: ProvisionerName | None = Field(  # noqa: F821  # the type policy_model() gives it
+        None,
+        description=(
+            "How the pool's nodes come to be and get its labels and taints: static (nodes listed by name, labelled "
+            "by nodes/apply.sh and NodeFeatureRules), or another registered provisioner (pools by size). Default: "
+            "spec.provisioning.default."
+        ),
+    )
     nodes: Annotated[
-        list[NodePattern],
+        list[NodePattern] | None,
         Why(
             low=(
                 "a pool has at least one node",
@@ -565,8 +610,21 @@ class NodePool(Model):
             )
         ),
     ] = Field(
+        None,
         min_length=1,
-        description=("Node names, or ranges with zero-padded bounds such as gpu-node-[01-16] or l4-[001-040]."),
+        description=(
+            "Node names, or ranges with zero-padded bounds such as gpu-node-[01-16] or l4-[001-040]: the nodes of a "
+            "static pool (other pools state their size instead)."
+        ),
+    )
+    count: Annotated[int | None, Why(low=("a pool has at least one node", "write 1 or more"))] = Field(
+        None, ge=1, description="How many nodes a pool by size has, always (instead of minNodes and maxNodes)."
+    )
+    min_nodes: Annotated[
+        int | None, Why(low=("a pool cannot have fewer than 0 nodes", "write 0 to let it scale to none"))
+    ] = Field(None, ge=0, description="The fewest nodes a pool by size has (default 0): what guarantees can count on.")
+    max_nodes: Annotated[int | None, Why(low=("a pool has at least one node", "write 1 or more"))] = Field(
+        None, ge=1, description="The most nodes a pool by size may have: what capacity and sizing count."
     )
     gpu: Gpu | None = Field(
         None, description="The GPUs (accelerators) every node of the pool has; omit for a pool of CPU-only nodes."
@@ -782,7 +840,7 @@ class Workload(Model):
     replicas: Annotated[
         int, Why(low=("a workload runs at least one pod", "write 1 or more, or remove the workload"), high=MAX_PODS)
     ] = Field(1, ge=1, le=100_000, description="Pods (workers) per job or deployment.")
-    kind: WorkloadKind | None = Field(  # noqa: F821  # defined by policy_model(), which builds this model
+    kind: WorkloadKind | None = Field(  # noqa: F821  # the type policy_model() gives it
         None,
         description=(
             "Object to template: Job (batch/v1), Deployment, PyTorchJob (kubeflow.org/v1), or a kind of the "
@@ -1237,6 +1295,14 @@ class Monitoring(Model):
         return value
 
 
+class Provisioning(Model):
+    """How node pools come to be: the provisioner of pools that name none, and each provisioner's settings."""
+
+    default: ProvisionerName = Field(  # noqa: F821  # the type policy_model() gives it
+        next(iter(PROVISIONERS)), description="The provisioning of pools that state none (nodePools[].provisioning)."
+    )
+
+
 class Spec(Model):
     kubernetes_version: KubernetesVersion = Field(
         description='Kubernetes minor version (e.g. "1.33") whose API schemas verify the output.'
@@ -1253,11 +1319,14 @@ class Spec(Model):
     gpu_tiers: list[GpuTier] = Field(
         json_schema_extra={"minItems": 1}, description="GPU tiers, each a set of GPU products."
     )
-    node_pools: list[NodePool] = Field(
+    provisioning: ProvisioningField | None = Field(  # noqa: F821  # the type policy_model() gives it
+        None, description="How node pools come to be: the default provisioner, and each provisioner's settings."
+    )
+    node_pools: list[NodePoolField] = Field(  # noqa: F821  # the type policy_model() gives it
         json_schema_extra={"minItems": 1}, description="Node pools: nodes of one GPU product and usage."
     )
     priority_classes: list[PriorityClass] = Field(default_factory=list, description="PriorityClasses to create.")
-    scheduler: SchedulerField = Field(  # noqa: F821  # defined by policy_model(), which builds this model
+    scheduler: SchedulerField = Field(  # noqa: F821  # the type policy_model() gives it
         default_factory=lambda: settings(next(iter(SCHEDULERS))).Settings(),
         description="The batch scheduler the policy compiles for (backend) and its settings.",
     )
@@ -1309,10 +1378,15 @@ class ClusterPolicy(Model):
 
 @cache
 def policy_model() -> type[ClusterPolicy]:
-    """`ClusterPolicy`, complete. The types `spec.scheduler` (`SchedulerField`) and `workloads[].kind`
-    (`WorkloadKind`) follow from the registered backends, whose settings are read here on first use rather than at
-    import: the models that name them are built then."""
-    globals().update(SchedulerField=_scheduler_settings(), WorkloadKind=_workload_kinds())
-    for model in (Workload, Spec, ClusterPolicy):
-        model.model_rebuild()
-    return ClusterPolicy
+    """`ClusterPolicy`, complete. The types `spec.scheduler` (`SchedulerField`), `workloads[].kind`
+    (`WorkloadKind`), a provisioner's name (`ProvisionerName`), `spec.provisioning` (`ProvisioningField`) and a pool
+    (`NodePoolField`, with each provisioner's block) follow from the registered backends, whose settings are read here
+    on first use rather than at import: the models that hold them are subclasses made here, each time anew (a test
+    that registers a provisioner clears the cache)."""
+    names = Literal[tuple(PROVISIONERS)]  # type: ignore[valid-type]
+    workload = _with_types(Workload, kind=_workload_kinds() | None)
+    pool = _node_pool(names)
+    provisioning = _provisioning_settings(names)
+    spec = _with_types(Spec, scheduler=_scheduler_settings(), provisioning=provisioning | None, node_pools=list[pool],
+                       workloads=list[workload])  # fmt: skip
+    return _with_types(ClusterPolicy, spec=spec)

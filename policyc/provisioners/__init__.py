@@ -1,0 +1,14 @@
+"""Node provisioners: how a pool's nodes come to be and get the pool's labels and taints, one package per target
+(`static`, ...), each registered in `policyc.registry.PROVISIONERS` and imported through it, with the four faces of a
+backend (`policyc.backends.interface`): `settings`, `codes`, `rules`, `backend`.
+
+A pool names its provisioner (`nodePools[].provisioning`, else `spec.provisioning.default`). The core does the rest
+the same for every one: the resolver sizes the pool (names for a provisioner with `NAMED_NODES`, a size otherwise)
+and says what a node of it carries as it registers (`REGISTERS_TAINTED`); the checks count capacity from the sizes;
+the proof places pods on each pool's node template and on each pool's fresh node; the emit step calls each selected
+provisioner's `backend.emit` with its pools; the node-side objects it writes are synced before what makes pods
+(`policyc.k8s.dependencies`).
+
+Shared here: `node_features`, the NodeFeatureRule of a pool (for every provisioner that labels nodes through Node
+Feature Discovery).
+"""

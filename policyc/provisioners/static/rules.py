@@ -1,0 +1,42 @@
+"""The static provisioner's rules on a policy: the taints of its pools that Node Feature Discovery refuses to set,
+where the pools' NodeFeatureRules are on. The rule leaves them out, so a node that joins keeps its registration taint
+(`nodes/release.sh` waits for every taint of its pool) until nodes/apply.sh sets them. A label NFD refuses is left
+out too, and said so in the README, but not reported: a node without it is released all the same, and labels only
+draw pods (the kubelet's --node-labels or nodes/apply.sh set it)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from policyc.diagnostics import Diagnostic, diag
+from policyc.ir import Cluster
+from policyc.k8s.nfd import nfd_refuses_taint
+from policyc.provisioners.static.backend import NAME, rules_on
+from policyc.tenancy.grant import own_taints
+
+
+def not_set_by_nfd(cluster: Cluster) -> Iterator[Diagnostic]:
+    if not rules_on(cluster):
+        return
+    for pool in cluster.pools:
+        if pool.provisioning != NAME:
+            continue
+        for t in own_taints(cluster, pool):
+            why = nfd_refuses_taint(t.key)
+            if why is not None:
+                yield diag(
+                    "not-set-by-nfd",
+                    f"taint '{t.key}' of static pool '{pool.name}' is left out of its NodeFeatureRule ({why}): a node "
+                    "that joins keeps its registration taint until nodes/apply.sh sets it",
+                    (*pool.path, "taints"),
+                    hint=f"use a key with a prefix of your own outside kubernetes.io, e.g. '{_own(t.key)}', here and "
+                    "in the tolerations of the workloads that run on the pool",
+                )
+
+
+def _own(key: str) -> str:
+    """The key under a prefix of the user's own, for the hint."""
+    return f"example.org/{key.rpartition('/')[2]}"
+
+
+CHECKS = (not_set_by_nfd,)
