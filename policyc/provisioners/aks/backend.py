@@ -10,6 +10,8 @@ from policyc.provisioners import terraform
 
 NAME = "aks"
 REFERENCES: tuple[Reference, ...] = ()
+FIELDS_TYPE = "node_labels = map(string), node_taints = list(string)"
+"""The Terraform type of `node_pool`'s fields."""
 
 
 def node_pool(pool: Pool) -> dict:
@@ -18,7 +20,7 @@ def node_pool(pool: Pool) -> dict:
 
 
 def emit(cluster: Cluster, pools: tuple[Pool, ...]) -> list[Artifact]:
-    return [terraform.variables(cluster, pools, NAME, node_pool)]
+    return [terraform.variables(cluster, pools, NAME, node_pool, FIELDS_TYPE)]
 
 
 def describe(cluster: Cluster, pool: Pool) -> str:

@@ -26,6 +26,12 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         None,
+        "object-of-two-pools",
+        Severity.ERROR,
+        "Two Cluster API pools name one MachineDeployment or KubeadmConfigTemplate.",
+    ),
+    Rule(
+        None,
         "reserved-taint",
         Severity.ERROR,
         "A taint of a Cluster API pool that Cluster API refuses on a worker Machine (with MachineTaintPropagation).",

@@ -15,6 +15,7 @@ from policyc.provisioners.clusterapi.backend import (
     NAME,
     TAINT_PROPAGATION,
     minor,
+    names,
     synced,
 )
 from policyc.provisioners.node_labels import label_at
@@ -154,4 +155,30 @@ def reserved_taint(cluster: Cluster) -> Iterator[Diagnostic]:
                 )
 
 
-CHECKS = (label_not_synced, needs_newer_version, sync_regexes, reserved_taint)
+OBJECTS = (("MachineDeployment", "machineDeployment", "machine_deployment"),
+           ("KubeadmConfigTemplate", "kubeadmConfigTemplate", "kubeadm_config_template"))  # fmt: skip
+"""The objects a pool's fragments go into: (kind, its field in the pool's block, the field's name in the model)."""
+
+
+def object_of_two_pools(cluster: Cluster) -> Iterator[Diagnostic]:
+    """No two pools name one MachineDeployment or KubeadmConfigTemplate: its Machines would carry one pool's labels
+    and taints, and the fragments of both would be merged into it."""
+    seen: dict[tuple[str, str], str] = {}
+    for pool in _pools(cluster):
+        own = pool.provisioning_settings
+        for (kind, field, attribute), name in zip(OBJECTS, names(pool), strict=True):
+            other = seen.setdefault((kind, name), pool.name)
+            if other == pool.name:
+                continue
+            stated = own is not None and getattr(own, attribute) is not None
+            yield diag(
+                "object-of-two-pools",
+                f"pool '{pool.name}' and pool '{other}' both have {kind} '{name}': its Machines can carry the "
+                "labels and taints of one pool only",
+                (*pool.path, NAME, field) if stated else (*pool.path, "name"),
+                hint=f"give pool '{pool.name}' a {kind} of its own (clusterapi: {{{field}: <name>}})",
+            )
+            break
+
+
+CHECKS = (label_not_synced, needs_newer_version, sync_regexes, reserved_taint, object_of_two_pools)

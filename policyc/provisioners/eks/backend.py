@@ -10,6 +10,8 @@ from policyc.provisioners import terraform
 
 NAME = "eks"
 REFERENCES: tuple[Reference, ...] = ()
+FIELDS_TYPE = f"labels = map(string), taint = {terraform.TAINT_TYPE}"
+"""The Terraform type of `node_group`'s fields."""
 
 
 def node_group(pool: Pool) -> dict:
@@ -18,7 +20,7 @@ def node_group(pool: Pool) -> dict:
 
 
 def emit(cluster: Cluster, pools: tuple[Pool, ...]) -> list[Artifact]:
-    return [terraform.variables(cluster, pools, NAME, node_group)]
+    return [terraform.variables(cluster, pools, NAME, node_group, FIELDS_TYPE)]
 
 
 def describe(cluster: Cluster, pool: Pool) -> str:

@@ -11,6 +11,11 @@ from policyc.provisioners import terraform
 
 NAME = "gke"
 REFERENCES: tuple[Reference, ...] = ()
+FIELDS_TYPE = (
+    "node_config = object({labels = map(string), taint = " + terraform.TAINT_TYPE + ", "
+    "guest_accelerator = list(object({type = string, count = number}))})"
+)
+"""The Terraform type of `node_config`'s fields."""
 OWN_DEVICE_PLUGIN_OFF = {"gke-no-default-nvidia-gpu-device-plugin": "true"}
 """The node label that keeps GKE's own NVIDIA driver and device plugin off its nodes, as running NVIDIA's GPU
 Operator (which policyc's output configures) on GKE needs."""
@@ -40,7 +45,7 @@ def node_config(pool: Pool) -> dict:
 
 
 def emit(cluster: Cluster, pools: tuple[Pool, ...]) -> list[Artifact]:
-    return [terraform.variables(cluster, pools, NAME, node_config)]
+    return [terraform.variables(cluster, pools, NAME, node_config, FIELDS_TYPE)]
 
 
 def describe(cluster: Cluster, pool: Pool) -> str:
