@@ -444,3 +444,32 @@ def test_eks_label_limits_are_located_once_per_key(compile_text) -> None:
     [d] = result.report.diagnostics
     assert (d.code, d.path) == ("eks/label-too-long", ("spec", "domain"))
     assert f"label key '{longer}/node.usage' of EKS pool 'h100' has 64 characters" in d.message
+
+
+def test_a_cluster_api_older_than_label_sync_is_said_once_at_its_version(compile_text) -> None:
+    result = compile_text(policy("clusterapi", domain=NR, settings='version: "1.3"'))
+    [d] = result.report.diagnostics
+    assert (d.code, d.path) == ("clusterapi/needs-newer-version", ("spec", "provisioning", "clusterapi", "version"))
+    assert d.message == "Cluster API 1.3 syncs no label from Machines to Nodes: it came in v1.4"
+    assert d.hint == 'upgrade Cluster API to v1.4 or later and set version: "1.4"'
+
+
+def test_cluster_api_reports_a_label_policyc_derives_at_its_pool_with_the_regex_that_syncs_it(compile_text) -> None:
+    def text(settings: str = "") -> str:
+        sharing = ", gpu: {product: NVIDIA-H100-80GB, count: 8, sharing: {strategy: time-slicing, replicas: 2}}"
+        stated = policy("clusterapi", domain=NR, settings=settings, pool=sharing)
+        return stated.replace("maxNodes: 4, gpu: {product: NVIDIA-H100-80GB, count: 8},", "maxNodes: 4,")
+
+    [d] = compile_text(text()).report.errors  # and PC443, a warning: 8 GPUs a pod on shared cards
+    assert (d.code, d.path) == ("clusterapi/label-not-synced", ("spec", "nodePools", 0))
+    assert d.message.startswith("label 'nvidia.com/device-plugin.config' that policyc gives pool 'h100' would stay")
+    regex = r"^nvidia\.com/device\-plugin\.config$"
+    assert d.hint == (
+        f"give the Cluster API manager (v1.10 and later) --additional-sync-machine-labels='{regex}' and add '{regex}' "
+        "to spec.provisioning.clusterapi.additionalSyncMachineLabels"
+    )
+    # following the hint builds, and the label is on the Machines
+    result = built(compile_text, text(f"additionalSyncMachineLabels: ['{regex}']"))
+    assert fragments(result)[0]["spec"]["template"]["metadata"]["labels"]["nvidia.com/device-plugin.config"] == (
+        "time-slicing-2"
+    )
