@@ -34,6 +34,10 @@ SCHEDULERS = {
 
 PROVISIONERS = {
     "static": "policyc.provisioners.static",
+    "clusterapi": "policyc.provisioners.clusterapi",
+    "gke": "policyc.provisioners.gke",
+    "eks": "policyc.provisioners.eks",
+    "aks": "policyc.provisioners.aks",
 }
 """Node provisioner (a pool's `provisioning`) -> its package. The first is the default of `spec.provisioning`."""
 

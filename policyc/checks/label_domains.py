@@ -29,12 +29,17 @@ OWNED_DOMAINS = {
 """Label domains other systems own, with who owns them: labels and taints policyc managed under them would be
 mistaken for theirs, and theirs for policyc's (subdomains included). The scheduler backends' and node provisioners' own
 domains (their `settings.LABEL_DOMAINS`) count too."""
+NODE_RESTRICTION = "node-restriction.kubernetes.io"
+"""The domain Kubernetes sets aside for node labels a kubelet may not set on its own node (NodeRestriction): a domain
+under it (`example.com.node-restriction.kubernetes.io`) is the policy's own, not Kubernetes'."""
 
 
 def domain(cluster: Cluster) -> Iterator[Diagnostic]:
     """The policy's domain is none that another system owns."""
     mine = cluster.keys.domain
     backends = {d: m.TITLE for m in (*every_settings(), *every_provisioner_settings()) for d in m.LABEL_DOMAINS}
+    if mine.endswith("." + NODE_RESTRICTION):  # Kubernetes' own domain for labels a kubelet cannot set itself
+        return
     for owned, owner in {**backends, **OWNED_DOMAINS}.items():
         if mine == owned or mine.endswith("." + owned):
             yield diag(
@@ -53,7 +58,7 @@ def pool_keys(cluster: Cluster, written: Written) -> Iterator[Diagnostic]:
     domain = cluster.keys.domain + "/"
     product_keys = sorted({v.product_label for v in VENDORS.values() if v.product_label})
     for pool in cluster.pools:
-        owners = _label_owners(cluster, pool)
+        owners = label_owners(cluster, pool)
         for key in written.get((*pool.path, "labels")) or {}:
             owner = "set by policyc" if key.startswith(domain) else owners.get(key)
             if owner:
@@ -77,7 +82,7 @@ def pool_keys(cluster: Cluster, written: Written) -> Iterator[Diagnostic]:
                 )
 
 
-def _label_owners(cluster: Cluster, pool: Pool) -> dict[str, str]:
+def label_owners(cluster: Cluster, pool: Pool) -> dict[str, str]:
     """Label key -> who sets it on the pool's nodes, outside the policy's domain."""
     vendor = VENDORS[pool.vendor] if pool.vendor else None
     setting = "gpuFeatureDiscovery is false" if vendor and vendor.discovery else "always"
