@@ -198,20 +198,20 @@ def test_the_schema_has_each_provisioners_blocks(sized) -> None:
     from policyc.language.model import json_schema
 
     defs = json_schema()["$defs"]
-    assert set(defs["Provisioning"]["properties"]) == {"default", "static", "sized"}
+    assert set(defs["Provisioning"]["properties"]) == {"default", "static", "nfd", "sized"}
     assert {"provisioning", "count", "minNodes", "maxNodes", "sized"} <= set(defs["NodePool"]["properties"])
 
 
 def test_the_registry_is_restored_after_a_tests_provisioner(compile_text) -> None:
-    """What `registered` adds goes: the shipped language knows static alone again."""
+    """What `registered` adds goes: the shipped language knows its own provisioners alone again."""
     with registered():
         assert compile_text(policy(SIZED)).ok
     errors = compile_text(policy(SIZED)).report.errors
     assert sorted((d.code, d.message) for d in errors) == [
         ("PC101", "unknown field 'sized' in 'nodePools[0]'"),
         ("PC101", "unknown field 'sized' in 'nodePools[1]'"),
-        ("PC104", "'nodePools[0].provisioning' must be 'static', not the string 'sized'"),
-        ("PC104", "'nodePools[1].provisioning' must be 'static', not the string 'sized'"),
+        ("PC104", "'nodePools[0].provisioning' is 'sized', which is not one of 'static' or 'nfd'"),
+        ("PC104", "'nodePools[1].provisioning' is 'sized', which is not one of 'static' or 'nfd'"),
     ]
 
 
