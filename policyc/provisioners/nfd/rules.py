@@ -115,8 +115,9 @@ def feature_names(cluster: Cluster) -> Iterator[Diagnostic]:
                     f"feature '{term.feature}' of pool '{pool.name}' is not <domain>.<feature>: nfd-master refuses "
                     "the rule",
                     _at(pool, "features", k, "feature"),
-                    hint=f"write '{meant[0]}'" if meant else f"write a feature as NFD names it, one of "
-                    f"{', '.join(KNOWN_FEATURES)}",
+                    hint=f"write '{meant[0]}'"
+                    if meant
+                    else f"write a feature as NFD names it, one of {', '.join(KNOWN_FEATURES)}",
                 )
 
 
@@ -148,7 +149,7 @@ def _wrong_values(e: MatchExpression) -> tuple[str, str] | None:
         return None
     if e.op in TWO_INTEGERS:
         if len(values) != 2 or not all(INTEGER.fullmatch(v) for v in values) or int(values[0]) >= int(values[1]):
-            return f"{e.op} takes two integers, the lower first, not {values}", "give the bounds, e.g. value: ['1', '8']"
+            return f"{e.op} takes two integers, the lower first, not {values}", "give the bounds, e.g. ['1', '8']"
         return None
     return (f"has no value, which {e.op} needs", "give one value or more, or use op Exists") if not values else None
 
@@ -201,9 +202,12 @@ def overlaps(cluster: Cluster) -> Iterator[Diagnostic]:
 def apart(a: Hardware, b: Hardware) -> bool:
     """Whether no node matches both: different PCI vendors, device IDs or classes (a node's accelerators all of one
     model), or a further term on the same feature whose expressions on one element exclude each other."""
-    if a.vendor is not None and b.vendor is not None:
-        if a.vendor != b.vendor or _disjoint(a.devices, b.devices) or _disjoint(a.classes, b.classes):
-            return True
+    if (
+        a.vendor is not None
+        and b.vendor is not None
+        and (a.vendor != b.vendor or _disjoint(a.devices, b.devices) or _disjoint(a.classes, b.classes))
+    ):
+        return True
     return any(
         ta.feature == tb.feature and _excluding(ta.match_expressions, tb.match_expressions)
         for ta in a.features

@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from policyc.language.model.base import Model
+from policyc.language.model.types import Why
 
 TITLE = "Node Feature Discovery"
 NAMED_NODES = False
@@ -43,7 +44,10 @@ class FeatureTerm(Model):
     """A further term of the pool's match (NFD's matchFeatures[]): a feature and expressions on its elements."""
 
     feature: str = Field(description="The feature, <domain>.<feature>, e.g. system.dmiid or kernel.loadedmodule.")
-    match_expressions: dict[str, MatchExpression] = Field(
+    match_expressions: Annotated[
+        dict[str, MatchExpression],
+        Why(low=("a term matches by at least one expression", "add one, e.g. product_name: {op: In, value: [...]}")),
+    ] = Field(
         min_length=1, description="Element name (an attribute, such as product_name) -> the expression it must meet."
     )
 
@@ -65,8 +69,8 @@ class NfdPoolSettings(Model):
     classes: list[str] | None = Field(
         None,
         description="PCI class codes the device must have (4 hex digits, class and subclass). Default: 0300 and 0302 "
-        "(display and 3D controllers) for vendor 10de (NVIDIA), so that no other device of the vendor matches; none for "
-        "others.",
+        "(display and 3D controllers) for vendor 10de (NVIDIA), so that no other device of the vendor matches; none "
+        "for others.",
     )
     features: list[FeatureTerm] = Field(
         default_factory=list,

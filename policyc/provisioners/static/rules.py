@@ -29,8 +29,8 @@ def not_set_by_nfd(cluster: Cluster) -> Iterator[Diagnostic]:
                     f"taint '{t.key}' of static pool '{pool.name}' is left out of its NodeFeatureRule ({why}): a node "
                     "that joins keeps its registration taint until nodes/apply.sh sets it",
                     (*pool.path, "taints"),
-                    hint=f"use a key with a prefix of your own outside kubernetes.io, e.g. '{own_key(t.key)}', here and "
-                    "in the tolerations of the workloads that run on the pool",
+                    hint=f"use a key with a prefix of your own outside kubernetes.io, e.g. '{own_key(t.key)}', here "
+                    "and in the tolerations of the workloads that run on the pool",
                 )
 
 
