@@ -397,3 +397,42 @@ def test_a_pool_moved_from_static_to_nfd_keeps_its_rule_and_what_it_gives(compil
     assert rule_before["matchFeatures"] == [
         {"feature": "system.name", "matchExpressions": {"nodename": {"op": "InRegexp", "value": ["^h100-0[1-8]$"]}}}
     ]
+
+
+MIXED = """\
+apiVersion: policyc.io/v1alpha1
+kind: ClusterPolicy
+metadata: {name: mixed}
+spec:
+  kubernetesVersion: "1.36"
+  domain: ai.example.com
+  gpuTiers:
+    - {name: small, products: [NVIDIA-L40S, NVIDIA-L4]}
+  nodePools:
+    - {name: old, usage: inference, nodes: ["old-[1-2]"], gpu: {product: PRODUCT, count: 4}}
+    - {name: l40s, usage: inference, provisioning: nfd, count: 4, gpu: {product: NVIDIA-L40S, count: 4}NFD}
+  tenants:
+    - {name: ml, namespaces: [ml], queue: {guarantee: {gpu: 4}}}
+  workloads:
+    - {name: serve, type: inference, tenant: ml, gpuTier: small, gpus: 1, cpu: "4", memory: 16Gi}
+"""
+DMI = ", features: [{feature: system.dmiid, matchExpressions: {product_name: {op: In, value: [R760xa]}}}]"
+
+
+@pytest.mark.parametrize(
+    ("nfd", "product", "match"),
+    [
+        ("", "NVIDIA-L4", "PCI 10de:any"),  # any NVIDIA device: the L4 nodes too
+        (', nfd: {devices: ["26b9"]}', "NVIDIA-L4", None),  # 26b9 is not the L4's device
+        (', nfd: {devices: ["26b9"]}', "NVIDIA-L40S", "PCI 10de:26b9"),  # the same GPU product: the same device
+        (f', nfd: {{devices: ["26b9"]{DMI}}}', "NVIDIA-L40S", None),  # a further term policyc cannot judge
+    ],
+)
+def test_nodes_of_another_provisioners_pool_that_a_rule_matches(compile_text, nfd, product, match) -> None:
+    result = compile_text(MIXED.replace("NFD}", f"{nfd}}}").replace("PRODUCT", product))
+    found = [(d.message, d.related) for d in result.report.diagnostics if d.code == "nfd/hardware-overlap"]
+    message = (
+        f"the nodes of static pool 'old' ({product}) match pool 'l40s' ({match}): they would get the labels and "
+        "taints of both"
+    )
+    assert found == ([] if match is None else [(message, ("spec", "nodePools", 0))])

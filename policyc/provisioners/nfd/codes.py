@@ -24,6 +24,6 @@ RULES: tuple[Rule, ...] = (
          "A taint of a pool matched by hardware that NFD does not set: a node of the pool keeps its registration "
          "taint for ever."),
     Rule(None, "hardware-overlap", Severity.ERROR,
-         "Two pools whose hardware matches nothing tells apart: a node that has it would get the labels and taints of "
-         "both."),
+         "Two pools whose hardware matches nothing tells apart, or a pool matched by hardware whose rule the nodes of "
+         "a pool of another provisioner match: a node would get the labels and taints of both."),
 )  # fmt: skip

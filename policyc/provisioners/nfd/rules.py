@@ -16,7 +16,7 @@ from itertools import combinations
 from policyc.diagnostics import Diagnostic, Path, diag
 from policyc.ir import Cluster, Pool
 from policyc.k8s.nfd import nfd_refuses_label, nfd_refuses_taint, own_key
-from policyc.provisioners.nfd.backend import NAME, Hardware, hardware, matched, settings_of
+from policyc.provisioners.nfd.backend import NAME, PCI_VENDORS, Hardware, hardware, matched, settings_of
 from policyc.provisioners.nfd.settings import MatchExpression
 
 PCI_ID = re.compile(r"[0-9a-f]{4}")
@@ -199,6 +199,30 @@ def overlaps(cluster: Cluster) -> Iterator[Diagnostic]:
             )
 
 
+def others_nodes(cluster: Cluster) -> Iterator[Diagnostic]:
+    """A pool matched by its PCI device alone whose rule the nodes of a pool of another provisioner match too: any
+    device of their GPU vendor, or the same GPU product. NFD applies a rule to every node, named or not."""
+    others = [p for p in cluster.pools if p.provisioning != NAME and p.vendor in PCI_VENDORS]
+    for pool in _pools(cluster):
+        hw = hardware(pool)
+        if hw.vendor is None or hw.features:
+            continue
+        for other in others:
+            if PCI_VENDORS[other.vendor] != hw.vendor or (hw.devices and other.product != pool.product):
+                continue
+            yield diag(
+                "hardware-overlap",
+                f"the nodes of {other.provisioning} pool '{other.name}' ({other.product}) match pool '{pool.name}' "
+                f"({matched(hw)}): they would get the labels and taints of both",
+                _at(pool) if pool.provisioning_settings is not None else pool.path,
+                related=other.path,
+                hint=f"give '{pool.name}' a further term in nfd.features that the nodes of '{other.name}' do not "
+                f"match"
+                + ("" if hw.devices else ", or the PCI device IDs of its GPU in nfd.devices (lspci -nn on a node)")
+                + f"; or move '{other.name}' to nfd too",
+            )
+
+
 def apart(a: Hardware, b: Hardware) -> bool:
     """Whether no node matches both: different PCI vendors, device IDs or classes (a node's accelerators all of one
     model), or a further term on the same feature whose expressions on one element exclude each other."""
@@ -239,4 +263,4 @@ def _excluding(a: dict[str, MatchExpression], b: dict[str, MatchExpression]) -> 
     return False
 
 
-CHECKS = (pci_ids, hardware_stated, feature_names, expression_values, nfd_labels_and_taints, overlaps)
+CHECKS = (pci_ids, hardware_stated, feature_names, expression_values, nfd_labels_and_taints, overlaps, others_nodes)
