@@ -248,6 +248,8 @@ def test_overlapping_pools_are_an_error_at_the_second(compile_text) -> None:
     ("stated", "message", "hint"),
     [
         ('vendor: "0x10DE"', "PCI vendor ID '0x10DE'", "write '10de'"),
+        ('vendor: ""', "PCI vendor ID ''", "write the vendor ID as lspci -nn prints it on a node, 4 hex digits such as "
+         "10de"),  # not the default's
         ('devices: ["10de:2330"]', "PCI device ID '10de:2330'",
          "write the device ID alone, '2330' (lspci -nn prints [vendor:device]; the vendor is nfd.vendor)"),
         ('vendor: "10de:2330"', "PCI vendor ID '10de:2330'",

@@ -51,7 +51,7 @@ def settings_of(pool: Pool) -> NfdPoolSettings:
 def hardware(pool: Pool) -> Hardware:
     """The pool's hardware: what it states, else what policyc knows of its GPU vendor."""
     s = settings_of(pool)
-    vendor = s.vendor or PCI_VENDORS.get(pool.vendor or "")
+    vendor = s.vendor if s.vendor is not None else PCI_VENDORS.get(pool.vendor or "")
     classes = s.classes if s.classes is not None else PCI_CLASSES.get(vendor or "", ())
     return Hardware(vendor, tuple(s.devices), tuple(classes), tuple(s.features))
 

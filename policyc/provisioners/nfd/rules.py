@@ -45,7 +45,9 @@ def _at(pool: Pool, *rest: str | int) -> Path:
 def pci_ids(cluster: Cluster) -> Iterator[Diagnostic]:
     for pool in _pools(cluster):
         s = settings_of(pool)
-        stated: list[tuple[str, Path, str]] = [("vendor", _at(pool, "vendor"), s.vendor)] if s.vendor else []
+        stated: list[tuple[str, Path, str]] = (
+            [("vendor", _at(pool, "vendor"), s.vendor)] if s.vendor is not None else []
+        )
         stated += [("device", _at(pool, "devices", j), d) for j, d in enumerate(s.devices)]
         stated += [("class", _at(pool, "classes", j), c) for j, c in enumerate(s.classes or ())]
         for what, path, value in stated:
