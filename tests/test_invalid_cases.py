@@ -52,10 +52,6 @@ UNREACHABLE_FROM_A_FILE = {
     "PC901": "an emitted object failing its schema is a policyc bug; tested in tests/test_verify.py",
     "PC902": "a tenancy policy that fails its own proof is a policyc bug; tested in tests/test_tenancy.py",
     "PC434": "a change against a previous output directory; tested in tests/test_drift.py",
-    "meaning/guarantee-waits-for-scale-up": "needs a pool by size, which no provisioner registered today (static) "
-    "makes; tested in tests/test_provisioning.py with a provisioner of the tests",
-    "meaning/settings-of-another-provisioner": "needs a provisioner with settings per pool, which none registered "
-    "today (static) has; tested in tests/test_provisioning.py with a provisioner of the tests",
     "proof/placement-fresh-node": "a toleration of what a node carries as it registers is refused first (PC509); "
     "tested in tests/test_provisioning.py",
 }

@@ -41,11 +41,12 @@ def _files(compile_text, text: str) -> dict[str, bytes]:
 
 
 def _plan_nodes(files: dict[str, bytes]) -> list[dict]:
+    """Every named node of the plan, and a node of each pool by size (named after its pool), as labelled."""
     plan = json.loads(files["nodes/plan.json"])
     return [
         {"metadata": {"name": node}, "spec": {"taints": pool["taints"]}}
         for pool in plan["pools"]
-        for node in pool["nodes"]
+        for node in pool.get("nodes", [pool["name"]])
     ]
 
 

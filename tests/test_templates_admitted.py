@@ -65,7 +65,8 @@ def _nodes(plan: dict) -> list[dict]:
         labels = dict(pool["labels"])
         if pool.get("gpuFeatureDiscovery"):
             labels["nvidia.com/gpu.product"] = pool["gpuProduct"]
-        nodes.append({"metadata": {"name": pool["nodes"][0], "labels": labels}, "spec": {"taints": pool["taints"]}})
+        name = pool["nodes"][0] if "nodes" in pool else pool["name"]  # a pool by size names no node
+        nodes.append({"metadata": {"name": name, "labels": labels}, "spec": {"taints": pool["taints"]}})
     return nodes
 
 

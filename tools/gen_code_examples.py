@@ -51,12 +51,6 @@ NOTES = {
     "PC901": "A policyc bug: an object policyc emitted does not pass its schema. Please report it, with the policy.",
     "PC902": "A policyc bug: a tenant's admission policy does not do what its contract says. Please report it, with "
     "the policy.",
-    "meaning/guarantee-waits-for-scale-up": "Queue guarantees held by pools by size only above their fewest nodes "
-    "(minNodes): they are kept once the pools scale up. Pools by size come with a provisioner other than static "
-    "(nodePools[].provisioning). Raise the pools' minNodes until they hold the guarantees, if they must hold at once.",
-    "meaning/settings-of-another-provisioner": "A pool states the block of settings of a node provisioner "
-    "(nodePools[].<provisioner>) other than its own provisioning. Remove the block, or set the pool's provisioning to "
-    "that provisioner.",
     "proof/placement-fresh-node": "The placement proof reports it for a template that could land on a node as it "
     "registers, before its pool's labels and taints are set. A policy does not reach it: a toleration of what such "
     "a node carries is refused first (PC509). If you see it, please report it.",

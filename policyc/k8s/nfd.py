@@ -46,3 +46,8 @@ def nfd_refuses_taint(key: str) -> str | None:
     if _kubernetes(prefix) and not _within(prefix, NFD_TAINT_NAMESPACE):
         return f"NFD sets no taint under kubernetes.io but in {NFD_TAINT_NAMESPACE}"
     return None
+
+
+def own_key(key: str) -> str:
+    """The key under a prefix of the user's own (example.org), for a hint."""
+    return f"example.org/{key.rpartition('/')[2]}"

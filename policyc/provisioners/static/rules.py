@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from policyc.diagnostics import Diagnostic, diag
 from policyc.ir import Cluster
-from policyc.k8s.nfd import nfd_refuses_taint
+from policyc.k8s.nfd import nfd_refuses_taint, own_key
 from policyc.provisioners.static.backend import NAME, rules_on
 from policyc.tenancy.grant import own_taints
 
@@ -29,14 +29,9 @@ def not_set_by_nfd(cluster: Cluster) -> Iterator[Diagnostic]:
                     f"taint '{t.key}' of static pool '{pool.name}' is left out of its NodeFeatureRule ({why}): a node "
                     "that joins keeps its registration taint until nodes/apply.sh sets it",
                     (*pool.path, "taints"),
-                    hint=f"use a key with a prefix of your own outside kubernetes.io, e.g. '{_own(t.key)}', here and "
-                    "in the tolerations of the workloads that run on the pool",
+                    hint=f"use a key with a prefix of your own outside kubernetes.io, e.g. '{own_key(t.key)}', here "
+                    "and in the tolerations of the workloads that run on the pool",
                 )
-
-
-def _own(key: str) -> str:
-    """The key under a prefix of the user's own, for the hint."""
-    return f"example.org/{key.rpartition('/')[2]}"
 
 
 CHECKS = (not_set_by_nfd,)
