@@ -34,6 +34,7 @@ SCHEDULERS = {
 
 PROVISIONERS = {
     "static": "policyc.provisioners.static",
+    "karpenter": "policyc.provisioners.karpenter",
 }
 """Node provisioner (a pool's `provisioning`) -> its package. The first is the default of `spec.provisioning`."""
 

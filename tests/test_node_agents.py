@@ -41,11 +41,12 @@ def _files(compile_text, text: str) -> dict[str, bytes]:
 
 
 def _plan_nodes(files: dict[str, bytes]) -> list[dict]:
+    """Every node of the plan; a pool by size (no names) as one node named after it."""
     plan = json.loads(files["nodes/plan.json"])
     return [
         {"metadata": {"name": node}, "spec": {"taints": pool["taints"]}}
         for pool in plan["pools"]
-        for node in pool["nodes"]
+        for node in pool.get("nodes", [pool["name"]])
     ]
 
 

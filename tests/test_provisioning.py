@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
+from policyc import registry
 from policyc.backends.workloads import pod_templates
 from policyc.compiler import Compilation
 from policyc.k8s import dependencies
@@ -198,20 +199,21 @@ def test_the_schema_has_each_provisioners_blocks(sized) -> None:
     from policyc.language.model import json_schema
 
     defs = json_schema()["$defs"]
-    assert set(defs["Provisioning"]["properties"]) == {"default", "static", "sized"}
+    assert set(defs["Provisioning"]["properties"]) == {"default", *registry.PROVISIONERS}
+    assert {"static", "sized"} <= set(registry.PROVISIONERS)
     assert {"provisioning", "count", "minNodes", "maxNodes", "sized"} <= set(defs["NodePool"]["properties"])
 
 
 def test_the_registry_is_restored_after_a_tests_provisioner(compile_text) -> None:
-    """What `registered` adds goes: the shipped language knows static alone again."""
+    """What `registered` adds goes: the shipped language knows the shipped provisioners alone again."""
     with registered():
         assert compile_text(policy(SIZED)).ok
     errors = compile_text(policy(SIZED)).report.errors
     assert sorted((d.code, d.message) for d in errors) == [
         ("PC101", "unknown field 'sized' in 'nodePools[0]'"),
         ("PC101", "unknown field 'sized' in 'nodePools[1]'"),
-        ("PC104", "'nodePools[0].provisioning' must be 'static', not the string 'sized'"),
-        ("PC104", "'nodePools[1].provisioning' must be 'static', not the string 'sized'"),
+        ("PC104", "'nodePools[0].provisioning' is 'sized', which is not one of 'static' or 'karpenter'"),
+        ("PC104", "'nodePools[1].provisioning' is 'sized', which is not one of 'static' or 'karpenter'"),
     ]
 
 
