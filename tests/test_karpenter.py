@@ -32,6 +32,7 @@ metadata: {name: eks}
 spec:
   kubernetesVersion: "1.36"
   domain: ai.example.com
+  scheduler: {backend: volcano, actions: [allocate, preempt, reclaim, backfill]}
   provisioning:
     default: karpenter
     karpenter: {nodeClass: {name: gpu}}
@@ -325,6 +326,24 @@ def test_every_label_a_template_requires_is_one_its_nodepools_give() -> None:
                     assert keys <= set(labels), (name, target)
                     checked += 1
     assert checked == 3  # llm-pretraining on h100-train; chat-serving on both L4 pools
+
+
+def test_a_workload_selects_a_zone_its_pool_is_labelled_with(compile_text) -> None:
+    """The documented way to select a zone of a Karpenter pool: the pool's label, a template label of its NodePool,
+    which agrees with its zones."""
+    text = POLICY.replace(
+        "karpenter: {gpuName: l4, zones: [us-east-1a, us-east-1c], nodeClass: {name: l4-class}}",
+        "karpenter: {gpuName: l4, zones: [us-east-1a], nodeClass: {name: l4-class}}\n"
+        "      labels: {topology.kubernetes.io/zone: us-east-1a}",
+    ).replace("gpus: 1, cpu:", "gpus: 1, nodeSelector: {topology.kubernetes.io/zone: us-east-1a}, cpu:")
+    result = compile_text(text)
+    assert result.ok and not result.report.diagnostics, [d.message for d in result.report.diagnostics]
+    shared = node_pools(result)["policyc-shared"]
+    assert shared["spec"]["template"]["metadata"]["labels"]["topology.kubernetes.io/zone"] == "us-east-1a"
+    assert validate(shared) == []
+    # The same label outside the pool's zones: its NodePool would make no node.
+    wrong = compile_text(text.replace("zones: [us-east-1a]", "zones: [us-east-1c]"))
+    assert [d.code for d in wrong.report.errors] == ["karpenter/conflicting-requirement"]
 
 
 def test_explain_and_report_show_each_pools_nodepool_and_size() -> None:

@@ -62,6 +62,13 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         None,
+        "conflicting-requirement",
+        Severity.ERROR,
+        "A label of a Karpenter pool that its NodePool's requirements exclude (a zone, an instance type, a capacity "
+        "type): Karpenter makes no node for it.",
+    ),
+    Rule(
+        None,
         "minimum-not-kept",
         Severity.WARNING,
         "A Karpenter pool with a minimum (minNodes or count): Karpenter makes nodes only for pods that wait, so the "
@@ -71,8 +78,8 @@ RULES: tuple[Rule, ...] = (
         None,
         "enqueue-blocks-scale-up",
         Severity.WARNING,
-        "Volcano's enqueue action with Karpenter pools: a job whose gang the nodes that exist cannot hold is kept "
-        "back with no pods, and Karpenter, which makes nodes for pods that wait, never makes its nodes.",
+        "The scheduler's enqueue action with Karpenter pools: a job whose gang the nodes that exist cannot hold is "
+        "kept back with no pods, and Karpenter, which makes nodes for pods that wait, never makes its nodes.",
     ),
     Rule(
         None,

@@ -12,7 +12,15 @@ from policyc.diagnostics import Diagnostic, Path, diag
 from policyc.ir import Cluster, Pool
 from policyc.k8s.names import is_valid_label_value
 from policyc.pods import usages
-from policyc.provisioners.karpenter.backend import GANG_USAGES, GPU_VENDORS, NAME, by_gpu, nodepool_name, own
+from policyc.provisioners.karpenter.backend import (
+    GANG_USAGES,
+    GPU_VENDORS,
+    NAME,
+    by_gpu,
+    nodepool_name,
+    own,
+    requirements,
+)
 from policyc.provisioners.karpenter.label_rules import NODEPOOL, OWN_TAINTS, known, refused, version_of
 
 MAX_LABELS = 100
@@ -156,6 +164,29 @@ def _gives(pool: Pool, key: str) -> bool:
     return key in pool.labels or any(r.key == key for r in own(pool).requirements)
 
 
+def conflicting_requirements(cluster: Cluster) -> Iterator[Diagnostic]:
+    """A NodePool whose template label its own requirements rule out makes no node: the label is a requirement too."""
+    for pool in _pools(cluster):
+        for key, value in pool.labels.items():
+            if _excludes(pool, key, value):
+                yield diag("conflicting-requirement", f"Karpenter pool '{pool.name}' labels its nodes {key}={value}, "
+                           "which its NodePool's requirements exclude: Karpenter makes no node for it",
+                           (*pool.path, "labels", key), at_key=True,
+                           hint=f"make the label and the pool's karpenter block agree: allow '{value}' there, or "
+                           "change the label")  # fmt: skip
+
+
+def _excludes(pool: Pool, key: str, value: str) -> bool:
+    """Whether a requirement of the pool's NodePool rules out `value` for `key`."""
+    return any(
+        (r["operator"] == "In" and value not in r["values"])
+        or (r["operator"] == "NotIn" and value in r["values"])
+        or r["operator"] == "DoesNotExist"
+        for r in requirements(pool)
+        if r["key"] == key
+    )
+
+
 def unkept(cluster: Cluster) -> Iterator[Diagnostic]:
     for pool in _pools(cluster):
         if pool.min_nodes > 0:
@@ -169,22 +200,20 @@ def unkept(cluster: Cluster) -> Iterator[Diagnostic]:
                        hint="use capacityTypes: [on-demand] (or reserved) for the pool")  # fmt: skip
 
 
-def volcano_enqueue(cluster: Cluster) -> Iterator[Diagnostic]:
-    """Volcano's enqueue action admits a job (its PodGroup Inqueue, and only then its pods are created) if the idle
-    resources of the nodes that exist, times the overcommit factor, hold its gang; without it, allocate admits every
-    job and its pods wait, unschedulable, where Karpenter sees them (volcano-sh/volcano#3910, #3804)."""
-    scheduler = cluster.scheduler
-    if scheduler.backend != "volcano" or "enqueue" not in getattr(scheduler, "actions", ()):
+def enqueue_action(cluster: Cluster) -> Iterator[Diagnostic]:
+    """A scheduler whose `enqueue` action (spec.scheduler.actions) admits a job, and only then lets its pods be
+    created, if the idle resources of the nodes that exist (times its overcommit factor) hold its gang; left out, its
+    allocate action admits every job, and the pods wait, unschedulable, where Karpenter sees them."""
+    if "enqueue" not in getattr(cluster.scheduler, "actions", ()):
         return
     names = [p.name for p in _pools(cluster)]
     if names:
-        yield diag("enqueue-blocks-scale-up", "Volcano's enqueue action keeps a job back, with no pods, until the "
-                   "nodes that exist have room for its gang; Karpenter makes nodes only for pods that wait, so a job "
-                   f"bigger than that room never gets nodes of Karpenter pool(s) {', '.join(names)}",
+        yield diag("enqueue-blocks-scale-up", "the scheduler's enqueue action keeps a job back, with no pods, until "
+                   "the nodes that exist have room for its gang; Karpenter makes nodes only for pods that wait, so a "
+                   f"job bigger than that room never gets nodes of Karpenter pool(s) {', '.join(names)}",
                    ("spec", "scheduler", "actions"),
                    hint="leave enqueue out of spec.scheduler.actions, e.g. actions: [allocate, preempt, reclaim, "
-                   "backfill]: Volcano then admits every job, its pods wait, and Karpenter makes their "
-                   "nodes")  # fmt: skip
+                   "backfill]: every job is then admitted, its pods wait, and Karpenter makes their nodes")  # fmt: skip
 
 
 CHECKS = (
@@ -195,6 +224,7 @@ CHECKS = (
     requirement_values,
     instance_shapes,
     provisionable,
+    conflicting_requirements,
     unkept,
-    volcano_enqueue,
+    enqueue_action,
 )
