@@ -18,6 +18,7 @@ from policyc.commands.cli import main
 from policyc.compiler import Compilation, compile_file
 from policyc.proof import placement
 from policyc.provisioners.karpenter.label_rules import refused
+from policyc.provisioners.karpenter.rules import ill_formed
 from policyc.tenancy import contract
 from policyc.tenancy.proof import fresh_node_landings
 from tests.conftest import POLICIES
@@ -207,6 +208,64 @@ def test_the_judge_refuses_a_nodepool_karpenter_would_and_a_broken_one() -> None
     broken = copy.deepcopy(obj)
     del broken["spec"]["template"]["spec"]["nodeClassRef"]
     assert validate(broken) != []
+
+
+def _requirement(obj: dict, requirement: dict) -> None:
+    obj["spec"]["template"]["spec"]["requirements"].append(requirement)
+
+
+def _name(obj: dict, name: str) -> None:
+    obj["metadata"]["name"] = name
+
+
+def _taint(obj: dict, key: str) -> None:
+    obj["spec"]["template"]["spec"]["taints"].append({"key": key, "effect": "NoSchedule"})
+
+
+def _label(obj: dict, key: str) -> None:
+    obj["spec"]["template"]["metadata"]["labels"][key] = "x"
+
+
+ACCEPTED_BUT_REFUSED = {
+    # 64 characters: a valid object name, one more than the label karpenter.sh/nodepool=<name> holds
+    "nodepool-name-too-long": lambda o: _name(o, "policyc-" + "x" * 56),
+    "exists-with-values": lambda o: _requirement(o, {"key": "a.example/b", "operator": "Exists", "values": ["x"]}),
+    "notin-without-values": lambda o: _requirement(o, {"key": "a.example/b", "operator": "NotIn"}),
+    "value-not-a-label-value": lambda o: _requirement(
+        o, {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5/48xlarge"]}
+    ),
+    "karpenter-taint": lambda o: _taint(o, "karpenter.sh/unregistered"),
+    "kubernetes-io-label-before-1-9": lambda o: _label(o, "team.kubernetes.io/owner"),
+}
+"""What the NodePool CRD accepts and Karpenter refuses, each refused by a rule of policyc's (its invalid case)."""
+
+
+@pytest.mark.parametrize("variant", sorted(ACCEPTED_BUT_REFUSED))
+def test_the_crd_accepts_what_karpenters_rules_refuse(variant: str) -> None:
+    obj = copy.deepcopy(node_pools(build(EKS))["policyc-h100-train"])
+    ACCEPTED_BUT_REFUSED[variant](obj)
+    assert validate(obj) == []
+
+
+@pytest.mark.parametrize(
+    ("operator", "values", "min_values", "wrong"),
+    [
+        ("In", [], None, "operator In needs at least one value"),
+        ("NotIn", [], None, "operator NotIn needs at least one value"),
+        ("Exists", ["a"], None, "operator Exists takes no values"),
+        ("DoesNotExist", ["a"], None, "operator DoesNotExist takes no values"),
+        ("Gt", ["4", "5"], None, "operator Gt takes exactly one value, a non-negative integer"),
+        ("Lte", ["-1"], None, "operator Lte takes exactly one value, a non-negative integer"),
+        ("Gte", ["x"], None, "operator Gte takes exactly one value, a non-negative integer"),
+        ("In", ["a", "b"], 3, "minValues 3 is more than its 2 value(s)"),
+        ("In", ["a", "b"], 2, None),
+        ("Exists", [], None, None),
+        ("Lt", ["0"], None, None),
+    ],
+)
+def test_ill_formed_requirements(operator: str, values: list[str], min_values: int | None, wrong: str | None) -> None:
+    found = ill_formed(operator, values, min_values)
+    assert (found[0] if found else None) == wrong
 
 
 @pytest.mark.parametrize(

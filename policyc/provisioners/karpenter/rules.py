@@ -1,8 +1,9 @@
 """The Karpenter provisioner's rules on a policy: what the NodePool CRD accepts but Karpenter refuses (label keys by
 Karpenter's version, its own taint keys, ill-formed requirements, values that are not label values, a NodePool name
-too long for the label Karpenter puts it in), what would make Karpenter never make a node for a workload (a label
-it selects on that no NodePool of its pools gives), and what Karpenter does not do that a policy may expect (keep a
-minimum of nodes; keep a spot node of a training gang)."""
+too long for the label Karpenter puts it in), what would make Karpenter never make a node (a label a workload
+selects on that no NodePool of its pools gives; a pool's label its own requirements exclude; a scheduler that
+creates no pods until their nodes exist), and what Karpenter does not do that a policy may expect (keep a minimum
+of nodes; keep a spot node of a training gang)."""
 
 from __future__ import annotations
 
@@ -84,7 +85,7 @@ def karpenter_taints(cluster: Cluster) -> Iterator[Diagnostic]:
                            hint=f"remove the taint '{t.key}' from the pool")  # fmt: skip
 
 
-def _ill_formed(operator: str, values: list[str], min_values: int | None) -> tuple[str, str] | None:
+def ill_formed(operator: str, values: list[str], min_values: int | None) -> tuple[str, str] | None:
     """What is wrong with a requirement, and its fix; None if nothing is."""
     if operator in VALUED and not values:
         return f"operator {operator} needs at least one value", "list the values, e.g. values: [c, m]"
@@ -102,7 +103,7 @@ def _ill_formed(operator: str, values: list[str], min_values: int | None) -> tup
 def requirement_forms(cluster: Cluster) -> Iterator[Diagnostic]:
     for pool in _pools(cluster):
         for j, r in enumerate(own(pool).requirements):
-            wrong = _ill_formed(r.operator, r.values, r.min_values)
+            wrong = ill_formed(r.operator, r.values, r.min_values)
             if wrong is not None:
                 yield diag("ill-formed-requirement", f"requirement '{r.key}' of Karpenter pool '{pool.name}': "
                            f"{wrong[0]}", (*pool.path, NAME, "requirements", j), hint=wrong[1])  # fmt: skip
