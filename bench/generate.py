@@ -12,7 +12,8 @@ volcano policy leaves it out, as it always has). Only volcano runs VolcanoJobs: 
 workloads are batch/v1 Jobs and PyTorchJobs.
 
 The pools are static, their nodes listed as ranges, unless `provisioning` names another node provisioner: its pools
-are pools by size (`provisioning: NAME`, `count`), whose nodes are not listed, and which have no node-count cap.
+are pools by size (`provisioning: NAME`, `count`), whose nodes are not listed, and which have no node-count cap;
+Karpenter's name their instance type.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import argparse
 import sys
 
 TIERS = (("high", "NVIDIA-H100-80GB"), ("mid", "NVIDIA-A40"), ("low", "NVIDIA-L4"))
+INSTANCE_TYPES = {"NVIDIA-H100-80GB": "p5.48xlarge", "NVIDIA-A40": "g5.48xlarge", "NVIDIA-L4": "g6.48xlarge"}
+"""A Karpenter pool's instance type, by its product (the benchmark's pools have 8 cards a node)."""
 USAGES = ("training", "inference", "hybrid")
 
 
@@ -55,6 +58,8 @@ def policy(
             if provisioning == "static"
             else [f"      provisioning: {provisioning}", f"      count: {per_pool}"]
         )
+        if provisioning == "karpenter":
+            size.append(f"      karpenter: {{instanceTypes: [{INSTANCE_TYPES[product]}]}}")
         out += [
             f"    - name: pool-{p:03d}",
             f"      usage: {usage}",

@@ -34,6 +34,7 @@ SCHEDULERS = {
 
 PROVISIONERS = {
     "static": "policyc.provisioners.static",
+    "karpenter": "policyc.provisioners.karpenter",
     "nfd": "policyc.provisioners.nfd",
     "clusterapi": "policyc.provisioners.clusterapi",
     "gke": "policyc.provisioners.gke",

@@ -28,6 +28,7 @@ CRD_FILES = {
     ("monitoring.coreos.com", "PrometheusRule"): "prometheus-operator/monitoring.coreos.com_prometheusrules.yaml",
     ("slinky.slurm.net", "NodeSet"): "slinky/slinky.slurm.net_nodesets.yaml",
     ("nfd.k8s-sigs.io", "NodeFeatureRule"): "nfd/nfd-api-crds.yaml",
+    ("karpenter.sh", "NodePool"): "karpenter/karpenter.sh_nodepools.yaml",
 }
 
 

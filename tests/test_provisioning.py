@@ -198,7 +198,7 @@ def test_the_schema_has_each_provisioners_blocks(sized) -> None:
     from policyc.language.model import json_schema
 
     defs = json_schema()["$defs"]
-    shipped = {"static", "nfd", "clusterapi", "gke", "eks", "aks"}
+    shipped = {"static", "karpenter", "nfd", "clusterapi", "gke", "eks", "aks"}
     assert set(defs["Provisioning"]["properties"]) == {"default", "sized", *shipped}
     assert {"provisioning", "count", "minNodes", "maxNodes", "sized"} <= set(defs["NodePool"]["properties"])
 
@@ -214,8 +214,8 @@ def test_the_registry_is_restored_after_a_tests_provisioner(compile_text) -> Non
         *(
             (
                 "PC104",
-                f"'nodePools[{i}].provisioning' is 'sized', which is not one of 'static', 'nfd', 'clusterapi', "
-                "'gke', 'eks' or 'aks'",
+                f"'nodePools[{i}].provisioning' is 'sized', which is not one of 'static', 'karpenter', 'nfd', "
+                "'clusterapi', 'gke', 'eks' or 'aks'",
             )
             for i in (0, 1)
         ),

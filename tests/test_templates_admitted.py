@@ -59,7 +59,8 @@ def _pods(template: dict, autoscaler: dict | None) -> list[tuple[str, int, dict]
 
 
 def _nodes(plan: dict) -> list[dict]:
-    """A node of every pool, labelled and tainted as the node script and GPU Feature Discovery leave it."""
+    """A node of every pool, labelled and tainted as the node script (or its provisioner) and GPU Feature Discovery
+    leave it; a pool by size's named after the pool."""
     nodes = []
     for pool in plan["pools"]:
         labels = dict(pool["labels"])

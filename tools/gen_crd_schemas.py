@@ -65,6 +65,7 @@ SOURCES = (
     Source("keda", None, ("keda.sh_scaledobjects.yaml",)),
     Source("slinky", None, ("slinky.slurm.net_nodesets.yaml",)),
     Source("nfd", None, ("nfd-api-crds.yaml",), kinds=("NodeFeatureRule",)),
+    Source("karpenter", None, ("karpenter.sh_nodepools.yaml",)),
 )
 
 # Kept as they are (after recursing into sub-schemas).
