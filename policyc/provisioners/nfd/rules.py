@@ -15,7 +15,14 @@ from itertools import combinations
 
 from policyc.diagnostics import Diagnostic, Path, diag
 from policyc.ir import Cluster, Pool
-from policyc.k8s.nfd import nfd_refuses_label, nfd_refuses_taint, own_key
+from policyc.k8s.nfd import (
+    nfd_refuses_domain,
+    nfd_refuses_label,
+    nfd_refuses_taint,
+    outside_kubernetes,
+    own_key,
+    pools_named,
+)
 from policyc.provisioners.nfd.backend import NAME, PCI_VENDORS, Hardware, hardware, matched, settings_of
 from policyc.provisioners.nfd.settings import MatchExpression
 
@@ -156,10 +163,29 @@ def _wrong_values(e: MatchExpression) -> tuple[str, str] | None:
     return (f"has no value, which {e.op} needs", "give one value or more, or use op Exists") if not values else None
 
 
+def domain_refused(cluster: Cluster) -> Iterator[Diagnostic]:
+    """The policy's domain NFD refuses (one under node-restriction.kubernetes.io, for Cluster API's label sync): said
+    once, at the domain; `nfd_labels_and_taints` leaves its keys to this rule."""
+    pools = _pools(cluster)
+    why = nfd_refuses_domain(cluster.keys.domain)
+    if pools and why is not None:
+        yield diag(
+            "domain-nfd-refuses",
+            f"the policy's domain '{cluster.keys.domain}' is one NFD sets nothing under ({why}): no node of "
+            f"{pools_named([p.name for p in pools])} would have their usage, tier and pool labels or their usage "
+            "taint, and each would keep its registration taint for ever",
+            ("spec", "domain"),
+            hint=f"use a domain of your own outside kubernetes.io, e.g. {outside_kubernetes(cluster.keys.domain)}",
+        )
+
+
 def nfd_labels_and_taints(cluster: Cluster) -> Iterator[Diagnostic]:
+    """The labels and taints of pools matched by hardware that NFD does not set, but those under the policy's domain
+    (`domain_refused`)."""
+    domain = cluster.keys.domain + "/"
     for pool in _pools(cluster):
         for key in pool.labels:
-            why = nfd_refuses_label(key)
+            why = None if key.startswith(domain) else nfd_refuses_label(key)
             if why is not None:
                 yield diag(
                     "label-nfd-refuses",
@@ -171,7 +197,7 @@ def nfd_labels_and_taints(cluster: Cluster) -> Iterator[Diagnostic]:
                     "in the workloads that select it",
                 )
         for t in pool.taints:
-            why = nfd_refuses_taint(t.key)
+            why = None if t.key.startswith(domain) else nfd_refuses_taint(t.key)
             if why is not None:
                 yield diag(
                     "taint-nfd-refuses",
@@ -265,4 +291,5 @@ def _excluding(a: dict[str, MatchExpression], b: dict[str, MatchExpression]) -> 
     return False
 
 
-CHECKS = (pci_ids, hardware_stated, feature_names, expression_values, nfd_labels_and_taints, overlaps, others_nodes)
+CHECKS = (pci_ids, hardware_stated, feature_names, expression_values, domain_refused, nfd_labels_and_taints, overlaps,
+          others_nodes)  # fmt: skip
