@@ -55,14 +55,6 @@ def nfd_refuses_domain(domain: str) -> str | None:
     return nfd_refuses_label(key) or nfd_refuses_taint(key)
 
 
-def outside_kubernetes(domain: str) -> str:
-    """A domain of the user's own for a hint: `domain` without the Kubernetes domain it is under
-    (`ai.example.com.node-restriction.kubernetes.io` -> `ai.example.com`), or an example when that leaves no DNS
-    name."""
-    head, _, _ = domain.partition(".node-restriction.kubernetes.io")
-    return head if "." in head and not _kubernetes(head) else "ai.example.com"
-
-
 def pools_named(names: list[str]) -> str:
     """ "pool 'a'" or "pools 'a', 'b'", for a message."""
     return ("pool " if len(names) == 1 else "pools ") + ", ".join(repr(n) for n in names)

@@ -13,13 +13,13 @@ import re
 from collections.abc import Iterator
 from itertools import combinations
 
+from policyc.checks.label_domains import outside_kubernetes
 from policyc.diagnostics import Diagnostic, Path, diag
 from policyc.ir import Cluster, Pool
 from policyc.k8s.nfd import (
     nfd_refuses_domain,
     nfd_refuses_label,
     nfd_refuses_taint,
-    outside_kubernetes,
     own_key,
     pools_named,
 )

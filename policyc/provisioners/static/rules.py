@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from policyc.checks.label_domains import outside_kubernetes
 from policyc.diagnostics import Diagnostic, diag
 from policyc.ir import Cluster
-from policyc.k8s.nfd import nfd_refuses_domain, nfd_refuses_taint, outside_kubernetes, own_key, pools_named
+from policyc.k8s.nfd import nfd_refuses_domain, nfd_refuses_taint, own_key, pools_named
 from policyc.provisioners.static.backend import NAME, rules_on
 from policyc.tenancy.grant import own_taints
 
