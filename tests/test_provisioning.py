@@ -273,6 +273,37 @@ def test_node_feature_rules_off(compile_text) -> None:
     assert codes(compile_text(policy(taint))) == ["static/not-set-by-nfd"]
 
 
+def test_a_node_restriction_domain_leaves_static_rules_without_policycs_keys_and_nodes_closed(
+    compile_text, tmp_path: Path
+) -> None:
+    """A domain under node-restriction.kubernetes.io (PC412 lets it through, for Cluster API): NFD sets nothing under
+    it, so the static pools' rules carry the product taint alone; said once, at the domain; a node that joins keeps
+    its registration taint (under the same domain: a kubelet may register with it) until nodes/apply.sh has run."""
+    nr = "ai.example.com.node-restriction.kubernetes.io"
+    result = compile_text(policy().replace("domain: ai.example.com", f"domain: {nr}"))
+    assert result.ok
+    assert [(d.code, d.path) for d in result.report.diagnostics] == [
+        ("static/domain-not-set-by-nfd", ("spec", "domain"))
+    ]
+    [rule] = rules_of(result)["policyc-pool-l4"]["spec"]["rules"]
+    assert "labels" not in rule  # the pool's label and tier and usage labels all under the domain
+    assert rule["taints"] == [{"key": "nvidia.com/gpu.product", "value": "NVIDIA-L4", "effect": "NoSchedule"}]
+    # What NFD sets (the product taint) is not enough: the node lacks its pool's label and its usage taint.
+    cluster = FakeCluster(tmp_path, {"l4-1": {"labels": {}, "taints": [
+        {"key": f"{nr}/node.registering", "effect": "NoSchedule"},
+        {"key": "nvidia.com/gpu.product", "value": "NVIDIA-L4", "effect": "NoSchedule"}]}})  # fmt: skip
+    cluster.script = tmp_path / "release.sh"
+    cluster.script.write_bytes(result.files["nodes/release.sh"].data)
+    run = cluster.run()
+    assert run.returncode == 0, run.stderr
+    assert "node l4-1 waits: it has no label of a pool of the policy (none)" in run.stderr
+    assert cluster.nodes["l4-1"]["taints"][0]["key"] == f"{nr}/node.registering"
+    # Following the hint: the rules off, nothing to say.
+    off = compile_text(policy(extra="  provisioning: {static: {nodeFeatureRules: false}}\n").replace(
+        "domain: ai.example.com", f"domain: {nr}"))  # fmt: skip
+    assert off.ok and codes(off) == []
+
+
 NAME_PART = st.text("abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=4)
 
 
