@@ -672,3 +672,14 @@ def test_a_provisioners_namespaces_and_label_domains_are_its_own(sized, compile_
     assert [(d.code, "where Sized runs" in d.message) for d in claimed.report.errors] == [("PC430", True)]
     domain = compile_text(policy(SIZED).replace("domain: ai.example.com", "domain: gpu.sized.example"))
     assert [(d.code, "belongs to Sized" in d.message) for d in domain.report.errors] == [("PC412", True)]
+
+
+def test_a_pool_whose_provisioning_is_null_states_none_so_the_default_has_an_effect(sized, compile_text) -> None:
+    # `provisioning:` with nothing after it is YAML's null: the pool takes spec.provisioning.default
+    pools = SIZED.replace("provisioning: sized, count: 8", "provisioning: null, count: 8")
+    result = compile_text(policy(pools, extra="  provisioning: {default: sized}\n"))
+    assert result.ok and codes(result) == []
+    assert {p.name: p.provisioning for p in result.cluster.pools} == {"h100": "sized", "l4": "sized"}
+    # every pool stating its own: the default has none
+    stated = compile_text(policy(SIZED, extra="  provisioning: {default: sized}\n"))
+    assert codes(stated) == ["PC493"]

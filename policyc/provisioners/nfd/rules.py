@@ -28,6 +28,8 @@ from policyc.provisioners.nfd.settings import MatchExpression
 
 PCI_ID = re.compile(r"[0-9a-f]{4}")
 """A PCI vendor, device or class ID as NFD reports it (its `pci.device` attributes)."""
+PCI_EXAMPLES = {"vendor": "10de", "device": "2330", "class": "0302"}
+"""An ID of each kind as lspci -nn prints it, for a hint."""
 FEATURE = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_.-]+")
 """A feature's name: <domain>.<feature>."""
 KNOWN_FEATURES = ("pci.device", "usb.device", "kernel.version", "kernel.loadedmodule", "system.dmiid",
@@ -77,7 +79,9 @@ def _pci_hint(what: str, value: str) -> str:
         if what == "device":
             return f"write the device ID alone, '{device}' (lspci -nn prints [vendor:device]; the vendor is nfd.vendor)"
         return f"write the vendor ID alone, '{vendor}' (lspci -nn prints [vendor:device]; the device goes in devices)"
-    return f"write the {what} ID as lspci -nn prints it on a node, 4 hex digits such as 10de"
+    if what == "class" and re.fullmatch(r"[0-9a-f]{2}", bare):  # a base class alone: NFD reports class and subclass
+        return f"write the class with its subclass, 4 hex digits, e.g. '{bare}00' (and '{bare}02' for a 3D controller)"
+    return f"write the {what} ID as lspci -nn prints it on a node, 4 hex digits such as {PCI_EXAMPLES[what]}"
 
 
 def hardware_stated(cluster: Cluster) -> Iterator[Diagnostic]:
