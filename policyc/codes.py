@@ -697,6 +697,15 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         None,
+        "label-kubelet-refuses",
+        Severity.ERROR,
+        "A label of a managed cloud pool (GKE, EKS, AKS) that a kubelet may not set on its own node (under "
+        "kubernetes.io or k8s.io but the kubelet's own, node-restriction.kubernetes.io among them): the cloud gives a "
+        "node its pool's labels through its kubelet, which refuses to start with it.",
+        family="meaning",
+    ),
+    Rule(
+        None,
         "placement-fresh-node",
         Severity.ERROR,
         "A workload template can land on a node of a pool as it registers, before the pool's labels and taints are "

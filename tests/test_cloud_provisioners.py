@@ -429,8 +429,9 @@ def test_a_plain_domain_builds_when_the_manager_syncs_it(compile_text) -> None:
 
 
 def test_a_domain_under_node_restriction_is_the_policys_own_but_not_the_bare_one(compile_text) -> None:
-    assert compile_text(policy("eks", domain=NR)).ok
-    result = compile_text(policy("eks", domain="node-restriction.kubernetes.io"))
+    # Cluster API's: its manager sets the labels (a cloud's kubelet would refuse them: the test below)
+    assert compile_text(policy("clusterapi", domain=NR)).ok
+    result = compile_text(policy("clusterapi", domain="node-restriction.kubernetes.io"))
     assert codes(result) == ["PC412"]  # reserved-domain
 
 
@@ -473,3 +474,51 @@ def test_cluster_api_reports_a_label_policyc_derives_at_its_pool_with_the_regex_
     assert fragments(result)[0]["spec"]["template"]["metadata"]["labels"]["nvidia.com/device-plugin.config"] == (
         "time-slicing-2"
     )
+
+
+@pytest.mark.parametrize(
+    ("key", "refused"),
+    [
+        ("topology.kubernetes.io/zone", False),  # in the set a kubelet may set itself
+        ("kubernetes.io/arch", False),
+        ("example.node.kubernetes.io/x", False),  # a subdomain of node.kubernetes.io
+        ("kubelet.kubernetes.io/x", False),
+        ("example.org/x", False),  # outside kubernetes.io and k8s.io
+        ("kubernetes.io/role", True),
+        ("team.k8s.io/x", True),
+        ("node-restriction.kubernetes.io/x", True),  # NodeRestriction's own domain, not node.kubernetes.io's
+        ("ai.example.com.node-restriction.kubernetes.io/node.usage", True),
+    ],
+)
+def test_the_labels_a_kubelet_refuses_to_set_on_its_own_node(key: str, refused: bool) -> None:
+    from policyc.provisioners.node_labels import kubelet_refuses
+
+    assert kubelet_refuses(key) is refused
+
+
+@pytest.mark.parametrize("target", ["gke", "eks", "aks"])
+def test_a_node_restriction_domain_is_one_error_at_the_domain_for_a_cloud_pool(compile_text, target: str) -> None:
+    result = compile_text(policy(target, domain=NR))
+    assert [(d.code, d.path) for d in result.report.errors] == [("meaning/label-kubelet-refuses", ("spec", "domain"))]
+
+
+@pytest.mark.parametrize(
+    ("target", "where"),
+    [
+        ("gke", 'terraform/gke-node-pools.tf.json: var.policyc_gke_node_pools["h100"]'),
+        ("eks", 'terraform/eks-node-pools.tf.json: var.policyc_eks_node_pools["h100"]'),
+        ("aks", 'terraform/aks-node-pools.tf.json: var.policyc_aks_node_pools["h100"]'),
+        ("clusterapi", "clusterapi/pools.yaml: MachineDeployment h100, KubeadmConfigTemplate h100"),
+    ],
+)
+def test_explain_and_report_show_each_pools_provisioning_and_size(compile_text, target: str, where: str) -> None:
+    from policyc.commands import explain, report
+
+    result = built(compile_text, policy(target, domain=NR if target == "clusterapi" else "ai.example.com"))
+    lines = explain.render_pools_text(explain.pool_rows(result)).splitlines()
+    assert lines[1] == f"  h100: {target}, 1-4 nodes: {where}"
+    assert lines[2].startswith(f"  l4: {target}, 2 nodes: ")
+    text = report.render_markdown(result)
+    assert f"| h100 | training | big | NVIDIA-H100-80GB | 1-4 | {target} ({where}) | 32 nvidia.com/gpu |" in text
+    # 1..4 nodes of 8 GPUs (up to 32) and 2 nodes of 4 (8): counted at their most
+    assert "2 pools, 3-6 nodes, 40 nvidia.com/gpu" in text

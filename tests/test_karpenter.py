@@ -427,3 +427,16 @@ def test_the_nodepools_are_synced_in_the_first_wave() -> None:
     waves = {o["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"] for o in nodepools}
     assert waves == {"0"}
     assert b"- karpenter/nodepools.yaml\n" in result.files["kustomization.yaml"].data
+
+
+@pytest.mark.parametrize("version", ["1.8", "1.14"])
+def test_a_node_restriction_domain_is_one_karpenter_sets_before_and_after_1_9(compile_text, version: str) -> None:
+    """Karpenter before 1.9 refuses kubernetes.io's subdomains but node-restriction.kubernetes.io's (and 1.9 and
+    later refuse none); its controller sets the labels, so no kubelet is asked to."""
+    nr = "ai.example.com.node-restriction.kubernetes.io"
+    text = EKS.read_text(encoding="utf-8").replace("domain: ai.example.com", f"domain: {nr}")
+    result = compile_text(text.replace('version: "1.14"', f'version: "{version}"'))
+    assert result.ok and not result.report.diagnostics, [d.message for d in result.report.diagnostics]
+    pools = list(YAML(typ="safe").load_all(result.files["karpenter/nodepools.yaml"].data))
+    assert all(f"{nr}/node.pool" in p["spec"]["template"]["metadata"]["labels"] for p in pools)
+    assert all(validate(p) == [] for p in pools)

@@ -255,7 +255,7 @@ def test_overlapping_pools_are_an_error_at_the_second(compile_text) -> None:
         ('vendor: "10de:2330"', "PCI vendor ID '10de:2330'",
          "write the vendor ID alone, '10de' (lspci -nn prints [vendor:device]; the device goes in devices)"),
         ('classes: ["3D controller"]', "PCI class ID '3D controller'",
-         "write the class ID as lspci -nn prints it on a node, 4 hex digits such as 10de"),
+         "write the class ID as lspci -nn prints it on a node, 4 hex digits such as 0302"),
     ],
 )  # fmt: skip
 def test_a_pci_id_in_another_form_is_refused_with_its_fix(compile_text, stated: str, message: str, hint: str) -> None:

@@ -273,6 +273,37 @@ def test_node_feature_rules_off(compile_text) -> None:
     assert codes(compile_text(policy(taint))) == ["static/not-set-by-nfd"]
 
 
+def test_a_node_restriction_domain_leaves_static_rules_without_policycs_keys_and_nodes_closed(
+    compile_text, tmp_path: Path
+) -> None:
+    """A domain under node-restriction.kubernetes.io (PC412 lets it through, for Cluster API): NFD sets nothing under
+    it, so the static pools' rules carry the product taint alone; said once, at the domain; a node that joins keeps
+    its registration taint (under the same domain: a kubelet may register with it) until nodes/apply.sh has run."""
+    nr = "ai.example.com.node-restriction.kubernetes.io"
+    result = compile_text(policy().replace("domain: ai.example.com", f"domain: {nr}"))
+    assert result.ok
+    assert [(d.code, d.path) for d in result.report.diagnostics] == [
+        ("static/domain-not-set-by-nfd", ("spec", "domain"))
+    ]
+    [rule] = rules_of(result)["policyc-pool-l4"]["spec"]["rules"]
+    assert "labels" not in rule  # the pool's label and tier and usage labels all under the domain
+    assert rule["taints"] == [{"key": "nvidia.com/gpu.product", "value": "NVIDIA-L4", "effect": "NoSchedule"}]
+    # What NFD sets (the product taint) is not enough: the node lacks its pool's label and its usage taint.
+    cluster = FakeCluster(tmp_path, {"l4-1": {"labels": {}, "taints": [
+        {"key": f"{nr}/node.registering", "effect": "NoSchedule"},
+        {"key": "nvidia.com/gpu.product", "value": "NVIDIA-L4", "effect": "NoSchedule"}]}})  # fmt: skip
+    cluster.script = tmp_path / "release.sh"
+    cluster.script.write_bytes(result.files["nodes/release.sh"].data)
+    run = cluster.run()
+    assert run.returncode == 0, run.stderr
+    assert "node l4-1 waits: it has no label of a pool of the policy (none)" in run.stderr
+    assert cluster.nodes["l4-1"]["taints"][0]["key"] == f"{nr}/node.registering"
+    # Following the hint: the rules off, nothing to say.
+    off = compile_text(policy(extra="  provisioning: {static: {nodeFeatureRules: false}}\n").replace(
+        "domain: ai.example.com", f"domain: {nr}"))  # fmt: skip
+    assert off.ok and codes(off) == []
+
+
 NAME_PART = st.text("abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=4)
 
 
@@ -641,3 +672,14 @@ def test_a_provisioners_namespaces_and_label_domains_are_its_own(sized, compile_
     assert [(d.code, "where Sized runs" in d.message) for d in claimed.report.errors] == [("PC430", True)]
     domain = compile_text(policy(SIZED).replace("domain: ai.example.com", "domain: gpu.sized.example"))
     assert [(d.code, "belongs to Sized" in d.message) for d in domain.report.errors] == [("PC412", True)]
+
+
+def test_a_pool_whose_provisioning_is_null_states_none_so_the_default_has_an_effect(sized, compile_text) -> None:
+    # `provisioning:` with nothing after it is YAML's null: the pool takes spec.provisioning.default
+    pools = SIZED.replace("provisioning: sized, count: 8", "provisioning: null, count: 8")
+    result = compile_text(policy(pools, extra="  provisioning: {default: sized}\n"))
+    assert result.ok and codes(result) == []
+    assert {p.name: p.provisioning for p in result.cluster.pools} == {"h100": "sized", "l4": "sized"}
+    # every pool stating its own: the default has none
+    stated = compile_text(policy(SIZED, extra="  provisioning: {default: sized}\n"))
+    assert codes(stated) == ["PC493"]

@@ -34,6 +34,14 @@ NODE_RESTRICTION = "node-restriction.kubernetes.io"
 under it (`example.com.node-restriction.kubernetes.io`) is the policy's own, not Kubernetes'."""
 
 
+def outside_kubernetes(domain: str) -> str:
+    """A domain of the user's own for a hint: `domain` without the Kubernetes domain it is under
+    (`ai.example.com.node-restriction.kubernetes.io` -> `ai.example.com`), or an example when that leaves no DNS
+    name."""
+    head = domain.removesuffix("." + NODE_RESTRICTION)
+    return head if head != domain and "." in head else "ai.example.com"
+
+
 def domain(cluster: Cluster) -> Iterator[Diagnostic]:
     """The policy's domain is none that another system owns."""
     mine = cluster.keys.domain

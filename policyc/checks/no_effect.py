@@ -247,7 +247,7 @@ def _gres_type(cluster: Cluster, p: Pool, _: Written) -> Idle | None:
 
 
 def _default_provisioning(cluster: Cluster, _: Cluster, written: Written) -> Idle | None:
-    if any((*p.path, "provisioning") not in written for p in cluster.pools):
+    if any(written.get((*p.path, "provisioning")) is None for p in cluster.pools):  # `provisioning:` null states none
         return None
     return Idle("every pool states its own provisioning", "remove provisioning.default")
 

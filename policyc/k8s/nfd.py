@@ -48,6 +48,18 @@ def nfd_refuses_taint(key: str) -> str | None:
     return None
 
 
+def nfd_refuses_domain(domain: str) -> str | None:
+    """Why NFD's master sets neither the labels nor the taints policyc puts under the policy's `domain` (None: it
+    sets both)."""
+    key = f"{domain}/x"
+    return nfd_refuses_label(key) or nfd_refuses_taint(key)
+
+
+def pools_named(names: list[str]) -> str:
+    """ "pool 'a'" or "pools 'a', 'b'", for a message."""
+    return ("pool " if len(names) == 1 else "pools ") + ", ".join(repr(n) for n in names)
+
+
 def own_key(key: str) -> str:
     """The key under a prefix of the user's own (example.org), for a hint."""
     return f"example.org/{key.rpartition('/')[2]}"

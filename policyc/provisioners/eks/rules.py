@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from policyc.diagnostics import Diagnostic, diag
 from policyc.ir import Cluster
 from policyc.provisioners.eks.backend import NAME
-from policyc.provisioners.node_labels import label_at
+from policyc.provisioners.node_labels import kubelet_labels, label_at
 
 LONGEST = 63
 """A label's key, prefix included, and its value: 1 to 63 characters."""
@@ -53,4 +53,8 @@ def too_many_taints(cluster: Cluster) -> Iterator[Diagnostic]:
             )
 
 
-CHECKS = (label_too_long, too_many_taints)
+def kubelet_refused(cluster: Cluster) -> Iterator[Diagnostic]:
+    return kubelet_labels(cluster, NAME, "EKS")
+
+
+CHECKS = (kubelet_refused, label_too_long, too_many_taints)

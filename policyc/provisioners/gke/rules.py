@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from policyc.diagnostics import Diagnostic, diag
 from policyc.ir import Cluster
 from policyc.provisioners.gke.backend import NAME
-from policyc.provisioners.node_labels import label_at
+from policyc.provisioners.node_labels import kubelet_labels, label_at
 
 RESERVED_PREFIXES = ("kubernetes.io/", "k8s.io/")
 
@@ -30,4 +30,11 @@ def reserved_label(cluster: Cluster) -> Iterator[Diagnostic]:
                 )
 
 
-CHECKS = (reserved_label,)
+def kubelet_refused(cluster: Cluster) -> Iterator[Diagnostic]:
+    return kubelet_labels(cluster, NAME, "GKE", RESERVED_PREFIXES)
+
+
+CHECKS = (
+    kubelet_refused,
+    reserved_label,
+)

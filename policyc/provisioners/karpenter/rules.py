@@ -136,11 +136,21 @@ def instance_shapes(cluster: Cluster) -> Iterator[Diagnostic]:
         if own(pool).instance_types or by_gpu(pool):
             continue
         if pool.vendor in GPU_VENDORS:
-            hint = "name its GPU as Karpenter labels instances (karpenter: {gpuName: h100}) or its instance types"
+            hint = (
+                f"name its GPU as Karpenter labels instances (karpenter: {{gpuName: {_gpu_name_guess(pool)}}}) or its "
+                "instance types"
+            )
         else:
             hint = "list its instance types, e.g. karpenter: {instanceTypes: [m7i.8xlarge]}"
         yield diag("no-instance-shape", f"Karpenter pool '{pool.name}' says neither its instance types nor its GPU: "
                    "Karpenter could make any instance for it", pool.path, hint=hint)  # fmt: skip
+
+
+def _gpu_name_guess(pool: Pool) -> str:
+    """The GPU's name as Karpenter most likely labels it, from the pool's product: its model, lower case
+    (NVIDIA-A100-SXM4-40GB -> a100, Tesla-T4 -> t4, NVIDIA-L40S -> l40s)."""
+    words = [w for w in (pool.product or "").lower().split("-") if w not in ("nvidia", "tesla", "amd", "instinct")]
+    return words[0] if words else "h100"
 
 
 def provisionable(cluster: Cluster) -> Iterator[Diagnostic]:

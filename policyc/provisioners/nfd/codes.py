@@ -23,6 +23,9 @@ RULES: tuple[Rule, ...] = (
     Rule(None, "taint-nfd-refuses", Severity.ERROR,
          "A taint of a pool matched by hardware that NFD does not set: a node of the pool keeps its registration "
          "taint for ever."),
+    Rule(None, "domain-nfd-refuses", Severity.ERROR,
+         "The policy's domain is one where NFD sets no label or taint (under kubernetes.io): no node of a pool "
+         "matched by hardware would carry policyc's labels, and each keeps its registration taint for ever."),
     Rule(None, "hardware-overlap", Severity.ERROR,
          "Two pools whose hardware matches nothing tells apart, or a pool matched by hardware whose rule the nodes of "
          "a pool of another provisioner match: a node would get the labels and taints of both."),

@@ -13,14 +13,23 @@ import re
 from collections.abc import Iterator
 from itertools import combinations
 
+from policyc.checks.label_domains import outside_kubernetes
 from policyc.diagnostics import Diagnostic, Path, diag
 from policyc.ir import Cluster, Pool
-from policyc.k8s.nfd import nfd_refuses_label, nfd_refuses_taint, own_key
+from policyc.k8s.nfd import (
+    nfd_refuses_domain,
+    nfd_refuses_label,
+    nfd_refuses_taint,
+    own_key,
+    pools_named,
+)
 from policyc.provisioners.nfd.backend import NAME, PCI_VENDORS, Hardware, hardware, matched, settings_of
 from policyc.provisioners.nfd.settings import MatchExpression
 
 PCI_ID = re.compile(r"[0-9a-f]{4}")
 """A PCI vendor, device or class ID as NFD reports it (its `pci.device` attributes)."""
+PCI_EXAMPLES = {"vendor": "10de", "device": "2330", "class": "0302"}
+"""An ID of each kind as lspci -nn prints it, for a hint."""
 FEATURE = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_.-]+")
 """A feature's name: <domain>.<feature>."""
 KNOWN_FEATURES = ("pci.device", "usb.device", "kernel.version", "kernel.loadedmodule", "system.dmiid",
@@ -70,7 +79,9 @@ def _pci_hint(what: str, value: str) -> str:
         if what == "device":
             return f"write the device ID alone, '{device}' (lspci -nn prints [vendor:device]; the vendor is nfd.vendor)"
         return f"write the vendor ID alone, '{vendor}' (lspci -nn prints [vendor:device]; the device goes in devices)"
-    return f"write the {what} ID as lspci -nn prints it on a node, 4 hex digits such as 10de"
+    if what == "class" and re.fullmatch(r"[0-9a-f]{2}", bare):  # a base class alone: NFD reports class and subclass
+        return f"write the class with its subclass, 4 hex digits, e.g. '{bare}00' (and '{bare}02' for a 3D controller)"
+    return f"write the {what} ID as lspci -nn prints it on a node, 4 hex digits such as {PCI_EXAMPLES[what]}"
 
 
 def hardware_stated(cluster: Cluster) -> Iterator[Diagnostic]:
@@ -156,10 +167,29 @@ def _wrong_values(e: MatchExpression) -> tuple[str, str] | None:
     return (f"has no value, which {e.op} needs", "give one value or more, or use op Exists") if not values else None
 
 
+def domain_refused(cluster: Cluster) -> Iterator[Diagnostic]:
+    """The policy's domain NFD refuses (one under node-restriction.kubernetes.io, for Cluster API's label sync): said
+    once, at the domain; `nfd_labels_and_taints` leaves its keys to this rule."""
+    pools = _pools(cluster)
+    why = nfd_refuses_domain(cluster.keys.domain)
+    if pools and why is not None:
+        yield diag(
+            "domain-nfd-refuses",
+            f"the policy's domain '{cluster.keys.domain}' is one NFD sets nothing under ({why}): no node of "
+            f"{pools_named([p.name for p in pools])} would have their usage, tier and pool labels or their usage "
+            "taint, and each would keep its registration taint for ever",
+            ("spec", "domain"),
+            hint=f"use a domain of your own outside kubernetes.io, e.g. {outside_kubernetes(cluster.keys.domain)}",
+        )
+
+
 def nfd_labels_and_taints(cluster: Cluster) -> Iterator[Diagnostic]:
+    """The labels and taints of pools matched by hardware that NFD does not set, but those under the policy's domain
+    (`domain_refused`)."""
+    domain = cluster.keys.domain + "/"
     for pool in _pools(cluster):
         for key in pool.labels:
-            why = nfd_refuses_label(key)
+            why = None if key.startswith(domain) else nfd_refuses_label(key)
             if why is not None:
                 yield diag(
                     "label-nfd-refuses",
@@ -171,7 +201,7 @@ def nfd_labels_and_taints(cluster: Cluster) -> Iterator[Diagnostic]:
                     "in the workloads that select it",
                 )
         for t in pool.taints:
-            why = nfd_refuses_taint(t.key)
+            why = None if t.key.startswith(domain) else nfd_refuses_taint(t.key)
             if why is not None:
                 yield diag(
                     "taint-nfd-refuses",
@@ -265,4 +295,5 @@ def _excluding(a: dict[str, MatchExpression], b: dict[str, MatchExpression]) -> 
     return False
 
 
-CHECKS = (pci_ids, hardware_stated, feature_names, expression_values, nfd_labels_and_taints, overlaps, others_nodes)
+CHECKS = (pci_ids, hardware_stated, feature_names, expression_values, domain_refused, nfd_labels_and_taints, overlaps,
+          others_nodes)  # fmt: skip

@@ -12,4 +12,12 @@ RULES: tuple[Rule, ...] = (
         "A taint of a static pool that Node Feature Discovery refuses to set: the pool's NodeFeatureRule leaves it "
         "out, and a node that joins keeps its registration taint until nodes/apply.sh sets it.",
     ),
+    Rule(
+        None,
+        "domain-not-set-by-nfd",
+        Severity.WARNING,
+        "The policy's domain is one where Node Feature Discovery sets no label or taint (under kubernetes.io): the "
+        "static pools' NodeFeatureRules leave out policyc's usage, tier and pool labels and its usage taints, and a "
+        "node that joins keeps its registration taint until nodes/apply.sh runs.",
+    ),
 )
