@@ -98,9 +98,18 @@ class ProcessRow:
     def policy(self, backend: str) -> str:
         return policy(self.nodes, self.pools, self.tenants, self.workloads, backend, **self.options)
 
+    @property
+    def missing(self) -> str | None:
+        """Why the row cannot be built here (its node provisioner is not registered), or None."""
+        from policyc.registry import PROVISIONERS
+
+        name = self.options.get("provisioning", "static")
+        return None if name in PROVISIONERS else f"not built: node provisioner '{name}' is not registered"
+
 
 PROCESS_ROWS = (  # a row per generated policy (nodes / pools / tenants / workloads, options), targets of issue 26
     ProcessRow(5000, 100, 500, 200, ratio=8),
+    ProcessRow(130000, 100, 2000, 200, ratio=50, memory=500, options={"provisioning": "karpenter"}),
 )
 QUICK_ROWS = (ProcessRow(1250, 25, 125, 50, ratio=8),)
 """--quick: the 1,250-node policy stands in for the rows (their targets are not for it)."""
@@ -252,7 +261,7 @@ def process_rows(rows: tuple[ProcessRow, ...], rounds: int, tmp: Path) -> list[l
     commands: dict[str, list[str]] = {BARE_IMPORT: FLOOR}
     fresh: dict[str, Path] = {}
     for i, row in enumerate(rows):
-        for backend in SCHEDULERS:
+        for backend in SCHEDULERS if not row.missing else ():
             path = tmp / f"row-{i}-{backend}.yaml"
             path.write_text(row.policy(backend))
             build = ["-m", "policyc", "build", str(path)]
@@ -263,6 +272,9 @@ def process_rows(rows: tuple[ProcessRow, ...], rounds: int, tmp: Path) -> list[l
     floor = runs[BARE_IMPORT].walls
     cells = [[BARE_IMPORT, "-", wall_cell(floor), "1", "-", "-", "-", "the reference"]]
     for i, row in enumerate(rows):
+        if row.missing:
+            cells.append(["-", row.label, row.missing, "-", "-", "-", "-", row.target])
+            continue
         for backend in SCHEDULERS:
             replacing, new = runs[f"{i} {backend} replacing"], runs[f"{i} {backend} new"]
             figures = [

@@ -59,20 +59,21 @@ def policy(
             f"    - name: pool-{p:03d}",
             f"      usage: {usage}",
             *size,
-            f"      gpu: {{product: {product}, count: 8, memory: 80Gi}}",
+            f"      gpu: {{product: {product}, count: 8}}",
             '      allocatable: {cpu: "96", memory: 1000Gi}',
         ]
     gpus = pools * per_pool * 8
     guarantee = max(1, gpus // (tenants * 4))
+    capability = guarantee * 2  # a namespace quota holds what the queue admits; two namespaces a tenant
     out.append("  tenants:")
     for t in range(tenants):
         out += [
             f"    - name: team-{t:04d}",
             f"      namespaces: [team-{t:04d}, team-{t:04d}-dev]",
             "      priorityClasses: [prod, batch, serving]",
-            f"      queue: {{weight: {1 + t % 4}, guarantee: {{gpu: {guarantee}}}, "
-            f"capability: {{gpu: {guarantee * 4}}}}}",
-            f'      quota: {{requests: {{cpu: "256", memory: 2000Gi, gpu: {guarantee}}}, limits: {{cpu: "512"}}}}',
+            f"      queue: {{weight: {1 + t % 4}, guarantee: {{gpu: {guarantee}}}, capability: {{gpu: {capability}}}}}",
+            f'      quota: {{requests: {{cpu: "{capability * 11}", memory: {capability * 115}Gi, gpu: {capability}}}, '
+            f'limits: {{cpu: "{capability * 12}"}}}}',
             "      limitRange: {defaultRequest: {cpu: 500m, memory: 1Gi}, default: {cpu: '1', memory: 2Gi}}",
         ]
     out.append("  workloads:")
