@@ -15,7 +15,8 @@ rebuild does) and into a new directory, beside the floor: the bare import of the
 rounds after one to warm up), so that the machine's speed, which varies by the minute on a shared machine, weighs
 on all alike; each gets its median wall time and spread, its peak memory, and its ratio to the floor: the ratio of
 the medians, and the middle half of the ratios within a round. With --quick the 1,250-node policy stands in for
-them. Then how the in-process build grows with 4x the input, per backend (best of --repeat at each size).
+them. A row whose node provisioner (its `provisioning` option) is not registered says so and is not built. Then how
+the in-process build grows with 4x the input, per backend (best of --repeat at each size).
 
 Last, the start: `policyc --version`, `--help` and `validate` of the shipped example as processes, beside the bare
 import and beside that import with a pydantic model defined and validated (pydantic imports most of itself only
