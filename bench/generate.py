@@ -12,8 +12,11 @@ volcano policy leaves it out, as it always has). Only volcano runs VolcanoJobs: 
 workloads are batch/v1 Jobs and PyTorchJobs.
 
 The pools are static, their nodes listed as ranges, unless `provisioning` names another node provisioner: its pools
-are pools by size (`provisioning: NAME`, `count`), whose nodes are not listed, and which have no node-count cap;
-Karpenter's name their instance type.
+are pools by size (`provisioning: NAME`, `count`), whose nodes are not listed, and which have no node-count cap.
+Karpenter pools state `maxNodes` instead (Karpenter keeps no node idle, so a count it would not keep warns), name
+their GPU as Karpenter labels instances (`karpenter: {gpuName: h100}`), and Volcano runs
+without its enqueue action with them (it would hold back a job whose nodes do not exist yet, and Karpenter makes
+nodes only for pods that wait); their tenants' queues have no guarantee, which would wait for scale-up.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ import argparse
 import sys
 
 TIERS = (("high", "NVIDIA-H100-80GB"), ("mid", "NVIDIA-A40"), ("low", "NVIDIA-L4"))
-INSTANCE_TYPES = {"NVIDIA-H100-80GB": "p5.48xlarge", "NVIDIA-A40": "g5.48xlarge", "NVIDIA-L4": "g6.48xlarge"}
-"""A Karpenter pool's instance type, by its product (the benchmark's pools have 8 cards a node)."""
+KARPENTER_GPU_NAMES = {"NVIDIA-H100-80GB": "h100", "NVIDIA-A40": "a40", "NVIDIA-L4": "l4"}
+"""karpenter.k8s.aws/instance-gpu-name of each product."""
+VOLCANO_WITHOUT_ENQUEUE = "  scheduler: {backend: volcano, actions: [allocate, preempt, reclaim, backfill]}"
 USAGES = ("training", "inference", "hybrid")
 
 
@@ -39,7 +43,7 @@ def policy(
         "spec:",
         '  kubernetesVersion: "1.33"',
         "  domain: ai.example.com",
-        *([] if backend == "volcano" else [f"  scheduler: {{backend: {backend}}}"]),
+        *_scheduler(backend, provisioning),
         '  controlPlane: {nodes: ["cp-[1-3]"]}',
         "  gpuTiers:",
         *(f"    - {{name: {name}, products: [{product}]}}" for name, product in TIERS),
@@ -56,28 +60,33 @@ def policy(
         size = (
             [f'      nodes: ["p{p:03d}-n[{1:0{width}d}-{per_pool:0{width}d}]"]']
             if provisioning == "static"
-            else [f"      provisioning: {provisioning}", f"      count: {per_pool}"]
+            else [
+                f"      provisioning: {provisioning}",
+                f"      {'maxNodes' if provisioning == 'karpenter' else 'count'}: {per_pool}",
+                *_pool_settings(provisioning, product),
+            ]
         )
-        if provisioning == "karpenter":
-            size.append(f"      karpenter: {{instanceTypes: [{INSTANCE_TYPES[product]}]}}")
         out += [
             f"    - name: pool-{p:03d}",
             f"      usage: {usage}",
             *size,
-            f"      gpu: {{product: {product}, count: 8, memory: 80Gi}}",
+            f"      gpu: {{product: {product}, count: 8}}",
             '      allocatable: {cpu: "96", memory: 1000Gi}',
         ]
     gpus = pools * per_pool * 8
     guarantee = max(1, gpus // (tenants * 4))
+    capability = guarantee * 2  # a namespace quota holds what the queue admits; two namespaces a tenant
+    # Karpenter keeps no node idle: a guarantee would wait for scale-up (a warning), so its tenants have none.
+    guaranteed = "" if provisioning == "karpenter" else f"guarantee: {{gpu: {guarantee}}}, "
     out.append("  tenants:")
     for t in range(tenants):
         out += [
             f"    - name: team-{t:04d}",
             f"      namespaces: [team-{t:04d}, team-{t:04d}-dev]",
             "      priorityClasses: [prod, batch, serving]",
-            f"      queue: {{weight: {1 + t % 4}, guarantee: {{gpu: {guarantee}}}, "
-            f"capability: {{gpu: {guarantee * 4}}}}}",
-            f'      quota: {{requests: {{cpu: "256", memory: 2000Gi, gpu: {guarantee}}}, limits: {{cpu: "512"}}}}',
+            f"      queue: {{weight: {1 + t % 4}, {guaranteed}capability: {{gpu: {capability}}}}}",
+            f'      quota: {{requests: {{cpu: "{capability * 11}", memory: {capability * 115}Gi, gpu: {capability}}}, '
+            f'limits: {{cpu: "{capability * 12}"}}}}',
             "      limitRange: {defaultRequest: {cpu: 500m, memory: 1Gi}, default: {cpu: '1', memory: 2Gi}}",
         ]
     out.append("  workloads:")
@@ -90,6 +99,16 @@ def policy(
         out.append(f"    - {{name: wl-{w:04d}, type: {kind_type}, tenant: team-{w % tenants:04d}, gpuTier: {tier}, "
                    f"gpus: {8 if kind_type == 'training' else 1}, replicas: 2, kind: {kind}}}")  # fmt: skip
     return "\n".join(out) + "\n"
+
+
+def _scheduler(backend: str, provisioning: str) -> list[str]:
+    if backend != "volcano":
+        return [f"  scheduler: {{backend: {backend}}}"]
+    return [VOLCANO_WITHOUT_ENQUEUE] if provisioning == "karpenter" else []
+
+
+def _pool_settings(provisioning: str, product: str) -> list[str]:
+    return [f"      karpenter: {{gpuName: {KARPENTER_GPU_NAMES[product]}}}"] if provisioning == "karpenter" else []
 
 
 def main() -> None:

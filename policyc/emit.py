@@ -39,8 +39,7 @@ def emit(cluster: Cluster, backend: SchedulerBackend, provisioners: Mapping[str,
         for a in provisioner.emit(cluster, tuple(p for p in cluster.pools if p.provisioning == name))
     ]
     artifacts = [
-        *kubernetes.emit(cluster),
-        *policies.emit(cluster, backend),
+        *kubernetes.emit(cluster, policies.emit(cluster, backend)),
         *backend.emit(cluster),
         *node_side,
         *nodes.emit(cluster),

@@ -60,7 +60,8 @@ def test_provenance_points_at_the_policy_lines() -> None:
     assert result.stdout.strip() == (f"volcano/queues.yaml: Queue team-b <- {AI_PROD}:{queue_line}:14 "
                                      "'tenants[1].queue'")  # fmt: skip
     by_file = explain(AI_PROD, "--object", "tenants/team-b.yaml")
-    assert by_file.stdout.count("\n") == 6  # 2 namespaces x (namespace, quota, forbidden-classes quota)
+    # 2 namespaces x (namespace, quota, forbidden-classes quota), and its admission: 2 policies and 2 bindings
+    assert by_file.stdout.count("\n") == 2 * 3 + 2 * 2
     assert explain(AI_PROD, "--object", "Queue/nope").exit_code == 2
 
 

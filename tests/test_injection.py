@@ -1,6 +1,6 @@
 """Workload-class injection, judged as the API server would judge it.
 
-Where the API server has MutatingAdmissionPolicy, each tenant's `admission/<tenant>.yaml` also holds a
+Where the API server has MutatingAdmissionPolicy, each tenant's `tenants/<tenant>.yaml` also holds a
 MutatingAdmissionPolicy `policyc-inject-<tenant>` and its binding: a pod labelled `<domain>/workload-class: <class>`
 gets the class's placement (tolerations, node affinity, nodeSelector, scheduler, queue). The policy is read from
 the compiled output (not from `policyc.tenancy.injection`) and evaluated with the CEL library
@@ -62,6 +62,7 @@ MAP = "MutatingAdmissionPolicy"
 MAP_BINDING = "MutatingAdmissionPolicyBinding"
 VAP = "ValidatingAdmissionPolicy"
 VAP_BINDING = "ValidatingAdmissionPolicyBinding"
+ADMISSION_KINDS = (MAP, MAP_BINDING, VAP, VAP_BINDING)
 V1 = "admissionregistration.k8s.io/v1"
 V1BETA1 = "admissionregistration.k8s.io/v1beta1"
 CLASS_LABEL = "ai.example.com/workload-class"
@@ -127,15 +128,15 @@ def policy(name: str, mode: str | None = None) -> Compilation:
 
 
 def mutating(comp: Compilation) -> dict[str, tuple[dict, dict]]:
-    """Tenant -> (its MutatingAdmissionPolicy, its binding), from the artifacts `admission/<tenant>.yaml`."""
+    """Tenant -> (its MutatingAdmissionPolicy, its binding), from the tenant's file `tenants/<tenant>.yaml`."""
     out = {}
     for a in comp.artifacts:
-        if a.path.startswith("admission/"):
-            objs = {m.obj["kind"]: m.obj for m in a.manifests}
-            assert len(objs) == len(a.manifests), a.path
-            assert set(objs) in ({VAP, VAP_BINDING}, {VAP, VAP_BINDING, MAP, MAP_BINDING}), a.path
+        if a.path.startswith("tenants/"):
+            objs = {m.obj["kind"]: m.obj for m in a.manifests if m.obj["kind"] in ADMISSION_KINDS}
+            assert len(objs) == sum(m.obj["kind"] in ADMISSION_KINDS for m in a.manifests), a.path
+            assert set(objs) in (set(), {VAP, VAP_BINDING}, {VAP, VAP_BINDING, MAP, MAP_BINDING}), a.path
             if MAP in objs:
-                out[a.path.removeprefix("admission/").removesuffix(".yaml")] = (objs[MAP], objs[MAP_BINDING])
+                out[a.path.removeprefix("tenants/").removesuffix(".yaml")] = (objs[MAP], objs[MAP_BINDING])
     return out
 
 
@@ -777,10 +778,11 @@ def _beta(text: str, on: bool = True) -> str:
 
 
 def _kinds(comp: Compilation) -> dict[str, list[tuple[str, str]]]:
+    """Tenant file -> the (apiVersion, kind) of its admission objects."""
     return {
-        a.path: [(m.obj["apiVersion"], m.obj["kind"]) for m in a.manifests]
+        a.path: [(m.obj["apiVersion"], m.obj["kind"]) for m in a.manifests if m.obj["kind"] in ADMISSION_KINDS]
         for a in comp.artifacts
-        if a.path.startswith("admission/")
+        if a.path.startswith("tenants/")
     }
 
 
@@ -846,13 +848,13 @@ def test_the_beta_flag_before_1_34_is_pc437() -> None:
 def test_a_tenant_with_admission_off_gets_neither_policy() -> None:
     comp = compiled(with_admission(example_text("ai-prod.yaml"), None, {"research": "off"}))
     assert comp.ok
-    assert "admission/research.yaml" not in _kinds(comp)
+    assert not _kinds(comp)["tenants/research.yaml"]
     assert set(mutating(comp)) == {"team-a", "team-b"} == set(admission(comp))
     # Its labelled pod is left as it is.
     pod = labelled_pod(comp.cluster, workload(comp, "vision-dev"))
     assert inject(comp, pod) == (pod, [])
     comp = compiled(with_admission(example_text("ai-prod.yaml"), "off"))
-    assert comp.ok and not _kinds(comp)
+    assert comp.ok and _kinds(comp) and not any(_kinds(comp).values())
 
 
 # --- a namespace's default class ------------------------------------------------------------------------------

@@ -596,9 +596,7 @@ def test_slinky_node_sets_in_a_tenants_namespace_come_after_what_admits_their_po
     assert waves["ValidatingAdmissionPolicyBinding", None, "policyc-tenant-slurm-ops"] == "1"
     assert waves["NodeSet", "slurm", "batch"] == waves["NodeSet", "slurm", "prep"] == "2"
     listed = YAML(typ="safe").load(result.files["kustomization.yaml"].data)["resources"]
-    assert listed.index("slinky/nodesets.yaml") > max(
-        listed.index("tenants/slurm-ops.yaml"), listed.index("admission/slurm-ops.yaml")
-    )
+    assert listed.index("slinky/nodesets.yaml") > listed.index("tenants/slurm-ops.yaml")
 
 
 def test_a_slinky_partition_is_one_pool() -> None:

@@ -1,8 +1,11 @@
 """Scheduler-independent Kubernetes objects: PriorityClasses, the DeviceClasses of DRA tiers, and per tenant its
 Namespaces, ResourceQuotas (including the zero-pods quota on forbidden priority classes), LimitRanges and the
-ResourceClaimTemplates of its workloads on DRA tiers."""
+ResourceClaimTemplates of its workloads on DRA tiers, in one file with its admission policies: all a tenant is, one
+file to review (and one file to create, where a file costs more than its bytes)."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from policyc.artifacts import Artifact, Manifest
 from policyc.gpu import dra
@@ -16,8 +19,12 @@ CLASS_QUOTA_PREFIX = "tenant-priority-"
 LIMIT_RANGE_NAME = "tenant-limits"
 
 
-def emit(cluster: Cluster) -> list[Artifact]:
-    out = [Artifact(f"tenants/{t.name}.yaml", tuple(_tenant(cluster, t)), synced=True) for t in cluster.tenants]
+def emit(cluster: Cluster, admission: Mapping[str, tuple[Manifest, ...]]) -> list[Artifact]:
+    """The tenants' files (each with its admission policies, `admission`: tenant -> objects) and the cluster's."""
+    out = [
+        Artifact(f"tenants/{t.name}.yaml", (*_tenant(cluster, t), *admission.get(t.name, ())), synced=True)
+        for t in cluster.tenants
+    ]
     if cluster.priority_classes:
         out.append(Artifact("cluster/priorityclasses.yaml", tuple(_priority_classes(cluster)), synced=True))
     if classes := [t for t in cluster.tiers if t.device_class]:

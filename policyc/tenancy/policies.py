@@ -11,7 +11,7 @@ tenant's namespaces by `kubernetes.io/metadata.name`, which the API server sets 
 
 from __future__ import annotations
 
-from policyc.artifacts import Artifact, Manifest
+from policyc.artifacts import Manifest
 from policyc.backends.interface import SchedulerBackend
 from policyc.ir import Cluster, Tenant
 from policyc.k8s.cel import literal
@@ -28,14 +28,13 @@ def policy_name(tenant: str) -> str:
     return f"policyc-tenant-{tenant}"
 
 
-def emit(cluster: Cluster, backend: SchedulerBackend) -> list[Artifact]:
-    """The policies of each tenant whose admission mode is not off; `backend` is the cluster's scheduler backend."""
+def emit(cluster: Cluster, backend: SchedulerBackend) -> dict[str, tuple[Manifest, ...]]:
+    """Tenant -> its policies and bindings, for each tenant whose admission mode is not off (they go in the tenant's
+    own file, `policyc.backends.kubernetes`); `backend` is the cluster's scheduler backend."""
     contracts, rules = contract.contracts(cluster, backend), contract.tenant_rules(cluster, backend)
-    return [
-        Artifact(f"admission/{t.name}.yaml", _objects(cluster, t, contracts[t.name], rules[t.name]), synced=True)
-        for t in cluster.tenants
-        if t.name in contracts
-    ]
+    return {
+        t.name: _objects(cluster, t, contracts[t.name], rules[t.name]) for t in cluster.tenants if t.name in contracts
+    }
 
 
 def _objects(
