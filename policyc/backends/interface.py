@@ -144,7 +144,7 @@ class Provisioner(Protocol):
 
     def chosen_labels(self, pool: Pool) -> tuple[ChosenLabel, ...]:
         """The labels it sets on each node it makes for the pool beside the pool's own, each to a value it chooses
-        for the pod the node is made for, among those its requirements allow (Karpenter: one value of each
+        for the pod the node is made for, among those its requirements allow (e.g. one value of each
         requirement, and its well-known labels); sorted by key, none for a provisioner that chooses no value. The
         resolver stores them in `Pool.chosen_labels`, which the placement proof evaluates the pool's node with."""
         ...

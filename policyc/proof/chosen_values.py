@@ -1,9 +1,10 @@
 """The node a provisioner makes for a pod: a pool's template with the labels whose values the provisioner chooses as it
-makes the node (`Pool.chosen_labels`: Karpenter's requirements and well-known labels) set for the pod.
+makes the node (`Pool.chosen_labels`, e.g. a node-making provisioner's requirements and well-known labels) set for the
+pod.
 
-Karpenter makes a node for a pod that waits, choosing each such value among those its NodePool allows and the pod's
-node selector and required affinity accept. So a pod selecting zone a of a pool whose zones are a and b lands there
-(Karpenter chooses a), and one whose affinity excludes both lands nowhere. Keys are independent: for each
+Such a provisioner makes a node for a pod that waits, choosing each such value among those its requirements allow and
+the pod's node selector and required affinity accept. So a pod selecting zone a of a pool whose zones are a and b
+lands there (a is chosen), and one whose affinity excludes both lands nowhere. Keys are independent: for each
 nodeSelectorTerm (its expressions ANDed with the nodeSelector), a node exists if every chosen key the pod asks about
 has a value meeting both sides; the pod then lands on it if the rest of the pool's template (its fixed labels, its
 taints) admits it, which the caller decides as for any node.
@@ -34,7 +35,7 @@ def _value(label: ChosenLabel, said: Sequence[Said]) -> str | None:
         for op, values in either
         if op in ("Gt", "Lt") and len(values) == 1 and values[0].lstrip("-").isdigit()
     ]
-    candidates += ["0", ANY_VALUE]
+    candidates.append(ANY_VALUE)
     return next(
         (v for v in candidates
          if label.allows(v) and all(label_requirement_matches(key, op, vs, {key: v}) for _, op, vs in said)),

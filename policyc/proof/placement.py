@@ -442,18 +442,23 @@ def _nowhere(cluster: Cluster, w: Workload, cells: list[Cell], roles: list[str])
         for c in own:
             by_reason.setdefault(c.reason or "", []).append(f"'{c.target}'")
         reasons = "; ".join(f"pool{'s' if len(p) > 1 else ''} {', '.join(p)}: {r}" for r, p in by_reason.items())
-        targets_of_own = {c.target for c in own}
-        untolerated = _untolerated_taints(cluster, w, targets_of_own)
-        where, selected = (*w.path, "name"), None if untolerated else _selector_hint(cluster, w, targets_of_own)
-        if untolerated:
-            add = ", ".join(_toleration_of(t) for t in untolerated)
-            hint = f"tolerate the pools' own taints: add tolerations: [{add}] to the workload"
-        elif selected is not None:
-            key, hint = selected
-            where = (*w.path, "nodeSelector", key)
-        else:
-            hint = "tolerate the pools' own taints (tolerations), or drop the nodeSelector they do not match"
+        where, hint = _nowhere_hint(cluster, w, {c.target for c in own})
         yield diag("placement-nowhere", f"{pods}template '{w.name}' can land nowhere: {reasons}", where, hint=hint)
+
+
+def _nowhere_hint(cluster: Cluster, w: Workload, pools: set[str]) -> tuple[tuple, str]:
+    """(where, hint) of a workload whose pods `pools`, its own, all reject: the taints it must tolerate, else the label
+    of its nodeSelector none of them can carry, at that label."""
+    untolerated = _untolerated_taints(cluster, w, pools)
+    if untolerated:
+        add = ", ".join(_toleration_of(t) for t in untolerated)
+        return (*w.path, "name"), f"tolerate the pools' own taints: add tolerations: [{add}] to the workload"
+    selected = _selector_hint(cluster, w, pools)
+    if selected is not None:
+        key, hint = selected
+        return (*w.path, "nodeSelector", key), hint
+    hint = "tolerate the pools' own taints (tolerations), or drop the nodeSelector they do not match"
+    return (*w.path, "name"), hint
 
 
 def _selector_hint(cluster: Cluster, w: Workload, pools: set[str]) -> tuple[str, str] | None:
