@@ -18,6 +18,7 @@ from policyc.gpu import dra, mig
 from policyc.gpu.accelerators import VENDORS
 from policyc.gpu.slurm import PoolSlurm, SlurmSettings
 from policyc.k8s.quantity import Quantity
+from policyc.k8s.scheduling import label_requirement_matches
 from policyc.language.model.base import SchedulerSettings
 
 T = TypeVar("T")
@@ -41,6 +42,25 @@ class Taint:
 
     def __str__(self) -> str:
         return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+
+
+@dataclass(frozen=True, slots=True)
+class ChosenLabel:
+    """A label a provisioner sets on each node it makes for a pool, to one value of its choosing: one that meets every
+    requirement of `requirements` and the pod the node is made for (so the placement proof asks whether such a value
+    exists, not what the value is)."""
+
+    key: str
+    requirements: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """(operator, values) as a node selector's expressions on `key` say them (In, NotIn, Gt, Lt); none: any value."""
+
+    def __str__(self) -> str:
+        said = [f"{op} [{', '.join(values)}]" for op, values in self.requirements]
+        return f"{self.key} {' and '.join(said) or 'Exists'}"
+
+    def allows(self, value: str) -> bool:
+        """Whether the provisioner may choose `value`: it meets every one of `requirements`."""
+        return all(label_requirement_matches(self.key, op, vs, {self.key: value}) for op, vs in self.requirements)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +183,16 @@ class Pool:
     provisioning_settings: Any = None
     """Its own block of its provisioner's settings (`nodePools[].<provisioning>`: its `settings.PoolSettings`), if
     the policy states one."""
+    chosen_labels: tuple[ChosenLabel, ...] = ()
+    """The labels its provisioner sets on each node beside `labels`, to values it chooses as it makes the node (its
+    backend's `chosen_labels`), sorted by key."""
+
+    def may_carry(self, key: str, value: str) -> bool:
+        """Whether its nodes carry the label `key`=`value`, or its provisioner can make one that does
+        (`chosen_labels`)."""
+        if key in self.labels:
+            return self.labels[key] == value
+        return any(label.key == key and label.allows(value) for label in self.chosen_labels)
 
     @property
     def discovered_product(self) -> bool:

@@ -180,7 +180,7 @@ def reachable_pools(cluster: Cluster, w: Workload) -> tuple[Pool, ...]:
         for p in cluster.pools
         if p.tier == w.tier.name
         and p.usage in usages(w)
-        and all(p.labels.get(k) == v for k, v in w.node_selector.items())
+        and all(p.may_carry(k, v) for k, v in w.node_selector.items())
         and (not w.rdma or p.labels.get(RDMA_LABEL) == "true")
         and _offers(p, w.mig_profile)
         and find_untolerated_taint(tolerated, (t.to_dict() for t in p.taints), (NO_SCHEDULE, NO_EXECUTE)) is None

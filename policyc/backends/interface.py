@@ -17,7 +17,7 @@ from policyc.backends.binding import Binding
 from policyc.backends.workloads import Kind
 from policyc.codes import Rule
 from policyc.diagnostics import Diagnostic
-from policyc.ir import Cluster, Pool, Workload
+from policyc.ir import ChosenLabel, Cluster, Pool, Workload
 from policyc.k8s.dependencies import Reference
 from policyc.language.model.base import Model, SchedulerSettings
 
@@ -140,4 +140,11 @@ class Provisioner(Protocol):
     def describe(self, cluster: Cluster, pool: Pool) -> str:
         """How the pool's nodes come to be and get its labels and taints, in a few words, for `explain` and
         `report` (e.g. 'nodes/apply.sh, NodeFeatureRule policyc-h100')."""
+        ...
+
+    def chosen_labels(self, pool: Pool) -> tuple[ChosenLabel, ...]:
+        """The labels it sets on each node it makes for the pool beside the pool's own, each to a value it chooses
+        for the pod the node is made for, among those its requirements allow (e.g. one value of each
+        requirement, and its well-known labels); sorted by key, none for a provisioner that chooses no value. The
+        resolver stores them in `Pool.chosen_labels`, which the placement proof evaluates the pool's node with."""
         ...

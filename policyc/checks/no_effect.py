@@ -89,16 +89,28 @@ def _gang(cluster: Cluster, w: Workload, _: Written) -> Idle | None:
     )
 
 
+def _zones_of(pool: Pool) -> set[str] | None:
+    """The zones the pool's nodes may be in: its label's, or those its provisioner chooses one of (empty: a zone it
+    chooses, which the policy does not name); None: its nodes carry no zone the policy knows of."""
+    if ZONE in pool.labels:
+        return {pool.labels[ZONE]}
+    label = next((label for label in pool.chosen_labels if label.key == ZONE), None)
+    if label is None:
+        return None
+    return {v for op, values in label.requirements if op == "In" for v in values if label.allows(v)}
+
+
 def _zone(cluster: Cluster, w: Workload, _: Written) -> Idle | None:
     pools = reachable_pools(cluster, w)
-    zones = {p.labels[ZONE] for p in pools if ZONE in p.labels}
-    if len(zones) == 1 and all(ZONE in p.labels for p in pools):
+    each = [_zones_of(p) for p in pools]
+    zones = set().union(*(z for z in each if z))
+    if len(zones) == 1 and all(each):
         return Idle(
             f"every pool workload '{w.name}' can use is in zone '{zones.pop()}' ({ZONE}): its pods are in one zone "
             "anyway",
             "remove sameZone",
         )
-    if zones or not pools:
+    if any(z is not None for z in each) or not pools:
         return None
     return Idle(
         f"no pool workload '{w.name}' can use states its zone ({ZONE} in its labels), so policyc cannot keep the pods "
@@ -347,8 +359,9 @@ REGISTRY: tuple[NoEffect, ...] = (
     ),
     NoEffect(
         "workloads[].sameZone",
-        f"no pool the workload can use states a zone (`{ZONE}`): policyc cannot keep its pods in one, and on nodes "
-        "without the label they are never placed; or all of them state the same zone",
+        f"no pool the workload can use states a zone (`{ZONE}`, in its `labels`, or one its provisioner sets on each "
+        "node it makes): policyc cannot keep its pods in one, and on nodes without the label they are never placed; "
+        "or all of them state the same zone",
         "remove it, or state the pools' zones in their `labels`",
         _zone,
     ),

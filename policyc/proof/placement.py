@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from policyc.artifacts import Artifact
 from policyc.backends.workloads import Kind, PodTemplates, pod_templates
 from policyc.diagnostics import Diagnostic, diag, listing
 from policyc.gpu import dra
-from policyc.ir import Cluster, Pool, Taint, Workload, once_per_build
+from policyc.ir import ChosenLabel, Cluster, Pool, Taint, Workload, once_per_build
 from policyc.k8s.scheduling import (
     NO_EXECUTE,
     NO_SCHEDULE,
@@ -36,6 +36,7 @@ from policyc.k8s.scheduling import (
 )
 from policyc.k8s.validation import taint_string
 from policyc.pods import reachable_pools, tolerations
+from policyc.proof.chosen_values import nodes_for
 
 CONTROL_PLANE = "(control plane)"
 """Name of the control plane in the matrix; not a valid pool name, so it cannot clash with one."""
@@ -50,6 +51,11 @@ class Target:
     tier: str | None
     node: Mapping[str, Any]
     nodes: tuple[str, ...]
+    chosen: Mapping[str, ChosenLabel] = field(default_factory=dict)
+    """The labels its provisioner sets to values it chooses for the pod it makes a node for (`Pool.chosen_labels`),
+    by key; `node` lacks them."""
+    maker: str = ""
+    """Its provisioner, for messages."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -94,7 +100,8 @@ def targets(cluster: Cluster) -> list[Target]:
         labels = dict(p.labels)
         if p.discovered_product:  # the vendor's feature discovery sets it; the node script checks it
             labels.setdefault(p.product_key, p.product)
-        out.append(Target(p.name, p.usage, p.tier, _node(p, labels, p.taints), p.nodes))
+        chosen = {label.key: label for label in p.chosen_labels}
+        out.append(Target(p.name, p.usage, p.tier, _node(p, labels, p.taints), p.nodes, chosen, p.provisioning))
     if cluster.control_plane_nodes:
         node = {
             "metadata": {"name": cluster.control_plane_nodes[0], "labels": {}},
@@ -139,7 +146,7 @@ def _evaluate(
     """(admitted, preferred-affinity score, why not) of a pod on a target. `bound`: the pod names the node
     (spec.nodeName), so no scheduler runs and the node's kubelet admits it: by node selector and required affinity,
     NoExecute taints only (kubelet `generalFilter`), and resources; nothing allocates its resource claims."""
-    why = _not_scheduled(pod, target, bound)
+    target, why = _made_for(pod, target, bound) if target.chosen else (target, _not_scheduled(pod, target, bound))
     if why is None:
         why = _not_resourced(pod, target, claims, bound)
     preferred = (((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}).get(
@@ -147,6 +154,20 @@ def _evaluate(
     )
     score = PreferredTerms.parse(preferred).score(target.node) if why is None else 0
     return why is None, score, why
+
+
+def _made_for(pod: Mapping[str, Any], target: Target, bound: bool) -> tuple[Target, str | None]:
+    """The target with the node its provisioner makes for the pod, the values it chooses set (the first such node
+    the pod is scheduled on, else the first it can make), and why the pod is not scheduled on it (None: it is)."""
+    nodes, why = nodes_for(pod, target.node, target.chosen, target.maker)
+    first: tuple[Target, str | None] | None = None
+    for node in nodes:
+        made = replace(target, node=node)
+        why = _not_scheduled(pod, made, bound)
+        if why is None:
+            return made, None
+        first = first or (made, why)
+    return first or (target, why)
 
 
 def _not_scheduled(pod: Mapping[str, Any], target: Target, bound: bool) -> str | None:
@@ -421,15 +442,43 @@ def _nowhere(cluster: Cluster, w: Workload, cells: list[Cell], roles: list[str])
         for c in own:
             by_reason.setdefault(c.reason or "", []).append(f"'{c.target}'")
         reasons = "; ".join(f"pool{'s' if len(p) > 1 else ''} {', '.join(p)}: {r}" for r, p in by_reason.items())
-        untolerated = _untolerated_taints(cluster, w, {c.target for c in own})
-        if untolerated:
-            add = ", ".join(_toleration_of(t) for t in untolerated)
-            hint = f"tolerate the pools' own taints: add tolerations: [{add}] to the workload"
-        else:
-            hint = "tolerate the pools' own taints (tolerations), or drop the nodeSelector they do not match"
-        yield diag(
-            "placement-nowhere", f"{pods}template '{w.name}' can land nowhere: {reasons}", (*w.path, "name"), hint=hint
-        )
+        where, hint = _nowhere_hint(cluster, w, {c.target for c in own})
+        yield diag("placement-nowhere", f"{pods}template '{w.name}' can land nowhere: {reasons}", where, hint=hint)
+
+
+def _nowhere_hint(cluster: Cluster, w: Workload, pools: set[str]) -> tuple[tuple, str]:
+    """(where, hint) of a workload whose pods `pools`, its own, all reject: the taints it must tolerate, else the label
+    of its nodeSelector none of them can carry, at that label."""
+    untolerated = _untolerated_taints(cluster, w, pools)
+    if untolerated:
+        add = ", ".join(_toleration_of(t) for t in untolerated)
+        return (*w.path, "name"), f"tolerate the pools' own taints: add tolerations: [{add}] to the workload"
+    selected = _selector_hint(cluster, w, pools)
+    if selected is not None:
+        key, hint = selected
+        return (*w.path, "nodeSelector", key), hint
+    hint = "tolerate the pools' own taints (tolerations), or drop the nodeSelector they do not match"
+    return (*w.path, "name"), hint
+
+
+def _selector_hint(cluster: Cluster, w: Workload, pools: set[str]) -> tuple[str, str] | None:
+    """(key, hint) for the first label of the workload's nodeSelector that none of `pools` can carry: a value the
+    provisioner of the first of them that chooses its value may choose, or, where none of them has the label at all,
+    to give it the label. None: each label is one some pool can carry."""
+    own = [p for p in cluster.pools if p.name in pools]
+    for key, value in w.node_selector.items():
+        if any(p.may_carry(key, value) for p in own):
+            continue
+        for p in own:
+            for label in (label for label in p.chosen_labels if label.key == key):
+                allowed = [v for op, values in label.requirements if op == "In" for v in values if label.allows(v)]
+                if allowed:
+                    chosen = f"select a value {p.provisioning} may give the nodes of pool '{p.name}' ({label})"
+                    return key, f"{chosen}: nodeSelector {{{key}: {allowed[0]}}}, or drop {key} from the nodeSelector"
+        if not any(key in p.labels or any(c.key == key for c in p.chosen_labels) for p in own):
+            return key, (f"give pool '{own[0].name}' the label (labels: {{{key}: {value}}}), or drop {key} from the "
+                         "workload's nodeSelector")  # fmt: skip
+    return None
 
 
 def _untolerated_taints(cluster: Cluster, w: Workload, pools: set[str]) -> list[Taint]:

@@ -10,5 +10,19 @@ provisioner's `backend.emit` with its pools; the node-side objects it writes are
 (`policyc.k8s.dependencies`).
 
 Shared here: `node_features`, the NodeFeatureRule of a pool (for every provisioner that labels nodes through Node
-Feature Discovery).
+Feature Discovery); `chooses_no_labels`, the `backend.chosen_labels` of a provisioner whose nodes carry their pool's
+labels and no value it chooses.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from policyc.ir import ChosenLabel, Pool
+
+
+def chooses_no_labels(pool: Pool) -> tuple[ChosenLabel, ...]:
+    """No label of a value chosen as the node is made: the pool's nodes carry its labels, and labels the policy does
+    not know (a kubelet's own zone, say), which a workload that selects on them must give the pool (its `labels`)."""
+    return ()

@@ -5,7 +5,7 @@ allocatable policyc gives its nodes."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from policyc import ir
@@ -17,7 +17,7 @@ from policyc.k8s import versions
 from policyc.k8s.quantity import Quantity
 from policyc.language.model import policy as m
 from policyc.language.noderanges import MAX_NODES, check, expand
-from policyc.registry import PROVISIONERS, provisioner_settings
+from policyc.registry import PROVISIONERS, provisioner, provisioner_settings
 from policyc.resolve import operations, pool_gpus
 from policyc.resolve.context import Context
 from policyc.resolve.resource_maps import resources
@@ -200,7 +200,7 @@ def pools(ctx: Context, product_tier: dict[str, str], dra_tiers: set[str], claim
             ctx.parsed.leave_out("nodePools", pool.name)
             continue
         if pool.gpu is None:
-            out.append(_cpu_pool(ctx, pool, i, size))
+            out.append(_chosen(_cpu_pool(ctx, pool, i, size)))
             continue
         tier = product_tier.get(pool.gpu.product)
         if tier is None and not tiers_complete:  # its tier may be one that failed to parse
@@ -216,8 +216,14 @@ def pools(ctx: Context, product_tier: dict[str, str], dra_tiers: set[str], claim
                 otherwise="add the product to the products of a gpuTier",
             )
             continue
-        out.append(_gpu_pool(ctx, pool, i, tier, size, tier in dra_tiers, strategy))
+        out.append(_chosen(_gpu_pool(ctx, pool, i, tier, size, tier in dra_tiers, strategy)))
     return out
+
+
+def _chosen(pool: ir.Pool) -> ir.Pool:
+    """The pool with the labels its provisioner sets to values it chooses as it makes a node (`chosen_labels`)."""
+    chosen = provisioner(pool.provisioning).chosen_labels(pool)
+    return replace(pool, chosen_labels=chosen) if chosen else pool
 
 
 SIZE_FIELDS = ("count", "minNodes", "maxNodes")

@@ -12,6 +12,7 @@ from policyc.ir import Cluster, Pool
 from policyc.k8s.dependencies import Reference
 from policyc.output import yaml_emitter
 from policyc.output.write import header
+from policyc.provisioners import chooses_no_labels
 
 NAME = "clusterapi"
 REFERENCES: tuple[Reference, ...] = ()
@@ -97,3 +98,6 @@ def emit(cluster: Cluster, pools: tuple[Pool, ...]) -> list[Artifact]:
 def describe(cluster: Cluster, pool: Pool) -> str:
     deployment, template = names(pool)
     return f"{PATH}: MachineDeployment {deployment}, KubeadmConfigTemplate {template}"
+
+
+chosen_labels = chooses_no_labels

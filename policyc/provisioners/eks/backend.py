@@ -6,7 +6,7 @@ from __future__ import annotations
 from policyc.artifacts import Artifact
 from policyc.ir import Cluster, Pool
 from policyc.k8s.dependencies import Reference
-from policyc.provisioners import terraform
+from policyc.provisioners import chooses_no_labels, terraform
 
 NAME = "eks"
 REFERENCES: tuple[Reference, ...] = ()
@@ -25,3 +25,6 @@ def emit(cluster: Cluster, pools: tuple[Pool, ...]) -> list[Artifact]:
 
 def describe(cluster: Cluster, pool: Pool) -> str:
     return terraform.describe(cluster, NAME, pool)
+
+
+chosen_labels = chooses_no_labels

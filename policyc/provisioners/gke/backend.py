@@ -7,7 +7,7 @@ from policyc.artifacts import Artifact
 from policyc.gpu.accelerators import NVIDIA
 from policyc.ir import Cluster, Pool
 from policyc.k8s.dependencies import Reference
-from policyc.provisioners import terraform
+from policyc.provisioners import chooses_no_labels, terraform
 
 NAME = "gke"
 REFERENCES: tuple[Reference, ...] = ()
@@ -50,3 +50,6 @@ def emit(cluster: Cluster, pools: tuple[Pool, ...]) -> list[Artifact]:
 
 def describe(cluster: Cluster, pool: Pool) -> str:
     return terraform.describe(cluster, NAME, pool)
+
+
+chosen_labels = chooses_no_labels

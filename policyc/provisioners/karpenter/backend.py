@@ -4,10 +4,19 @@ from __future__ import annotations
 
 from policyc.artifacts import Artifact, Manifest
 from policyc.gpu.accelerators import VENDORS
-from policyc.ir import Cluster, Pool
+from policyc.ir import ChosenLabel, Cluster, Pool
 from policyc.k8s.dependencies import Reference
 from policyc.k8s.objects import metadata
-from policyc.provisioners.karpenter.label_rules import CAPACITY_TYPE, GPU_COUNT, GPU_NAME, INSTANCE_TYPE, ZONE
+from policyc.provisioners.karpenter.label_rules import (
+    AWS_WELL_KNOWN,
+    CAPACITY_TYPE,
+    GPU_COUNT,
+    GPU_NAME,
+    INSTANCE_TYPE,
+    NODEPOOL,
+    WELL_KNOWN,
+    ZONE,
+)
 from policyc.provisioners.karpenter.settings import KarpenterPoolSettings, NodeClassRef
 
 NAME = "karpenter"
@@ -82,6 +91,39 @@ def requirements(pool: Pool) -> list[dict]:
             written["minValues"] = r.min_values
         out.append(written)
     return out
+
+
+INCLUSIVE = {"Gte": ("Gt", -1), "Lte": ("Lt", 1)}
+"""Karpenter's inclusive comparisons as a node selector's strict ones: Gte n is Gt n-1, Lte n is Lt n+1."""
+
+
+def _as_selected(requirement: dict) -> tuple[str, tuple[str, ...]] | None:
+    """A requirement as a node selector's expression on its key says it (None: Exists, which any value meets). An
+    inclusive comparison whose operand is no integer allows nothing (Karpenter refuses it: `ill-formed-requirement`)."""
+    operator, values = requirement["operator"], tuple(requirement.get("values", ()))
+    if operator == "Exists":
+        return None
+    if operator not in INCLUSIVE:
+        return operator, values
+    strict, step = INCLUSIVE[operator]
+    return (strict, (str(int(values[0]) + step),)) if len(values) == 1 and values[0].isdigit() else ("In", ())
+
+
+def chosen_labels(pool: Pool) -> tuple[ChosenLabel, ...]:
+    """What Karpenter sets on each node it makes for the pool beside its template's labels: each requirement's key,
+    to the one value it chose for the pods it makes the node for (among the requirement's, which the pods'
+    selectors narrow; a key with DoesNotExist is left off), the well-known labels of every node it makes (zone,
+    instance type, capacity type, ..., the AWS provider's), and the NodePool's name."""
+    said: dict[str, list[tuple[str, tuple[str, ...]]]] = {key: [] for key in WELL_KNOWN | AWS_WELL_KNOWN}
+    absent = set()
+    for r in requirements(pool):
+        if r["operator"] == "DoesNotExist":
+            absent.add(r["key"])
+            continue
+        selected = _as_selected(r)
+        said.setdefault(r["key"], []).extend([selected] if selected is not None else [])
+    said[NODEPOOL] = [("In", (nodepool_name(pool),))]
+    return tuple(ChosenLabel(key, tuple(said[key])) for key in sorted(said.keys() - absent - pool.labels.keys()))
 
 
 def disruption(cluster: Cluster, pool: Pool) -> dict:

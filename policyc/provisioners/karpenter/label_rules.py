@@ -93,8 +93,3 @@ def refused(key: str, version: tuple[int, int]) -> str | None:
             "node-restriction.kubernetes.io and kops.k8s.io)"
         )
     return None
-
-
-def known(key: str) -> bool:
-    """Whether Karpenter knows what value a node it would make has for `key` without a NodePool stating it."""
-    return key in WELL_KNOWN or key in AWS_WELL_KNOWN

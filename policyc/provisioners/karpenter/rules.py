@@ -22,7 +22,7 @@ from policyc.provisioners.karpenter.backend import (
     own,
     requirements,
 )
-from policyc.provisioners.karpenter.label_rules import NODEPOOL, OWN_TAINTS, known, refused, version_of
+from policyc.provisioners.karpenter.label_rules import NODEPOOL, OWN_TAINTS, refused, version_of
 
 MAX_LABELS = 100
 """The most labels a NodePool's template holds (its CRD's maxProperties)."""
@@ -155,14 +155,16 @@ def _gpu_name_guess(pool: Pool) -> str:
 
 def provisionable(cluster: Cluster) -> Iterator[Diagnostic]:
     """Karpenter makes a node for a pod only if a NodePool's node would match its node selector: each key the pod
-    selects on must be one the NodePool gives (its template's labels, its requirements' keys) or one Karpenter sets
-    on every node it makes (zone, instance type, capacity type, ...)."""
+    selects on must be one the NodePool gives (its template's labels) or one Karpenter sets as it makes the node (its
+    requirements' keys, and what it sets on every node: zone, instance type, capacity type, ...; the pool's
+    `chosen_labels`, which the placement proof reads too). A value Karpenter may not choose is the proof's to
+    report (PC504), with the values it may."""
     pools = _pools(cluster)
     for w in cluster.workloads:
         reach = [p for p in pools if p.tier == w.tier.name and p.usage in usages(w)]
         for key, value in w.node_selector.items():
             lacking = [p.name for p in reach if not _gives(p, key)]
-            if lacking and not known(key):
+            if lacking:
                 yield diag("not-provisionable", f"workload '{w.name}' selects on label '{key}', which the NodePool of "
                            f"Karpenter pool(s) {', '.join(lacking)} does not give: Karpenter never makes a node for "
                            "its pods there", (*w.path, "nodeSelector", key),
@@ -171,8 +173,8 @@ def provisionable(cluster: Cluster) -> Iterator[Diagnostic]:
 
 
 def _gives(pool: Pool, key: str) -> bool:
-    """Whether the pool's NodePool gives its nodes a value for `key`."""
-    return key in pool.labels or any(r.key == key for r in own(pool).requirements)
+    """Whether the nodes Karpenter makes for the pool carry `key`."""
+    return key in pool.labels or any(label.key == key for label in pool.chosen_labels)
 
 
 def conflicting_requirements(cluster: Cluster) -> Iterator[Diagnostic]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from policyc.artifacts import Artifact
 from policyc.ir import Cluster, Pool
 from policyc.k8s.dependencies import Reference
-from policyc.provisioners import node_features
+from policyc.provisioners import chooses_no_labels, node_features
 from policyc.provisioners.nfd.settings import FeatureTerm, NfdPoolSettings
 
 NAME = "nfd"
@@ -87,3 +87,6 @@ def matched(hw: Hardware) -> str:
         words.append(f"PCI {hw.vendor}:{','.join(hw.devices) or 'any'}")
     words.extend(t.feature for t in hw.features)
     return " + ".join(words) or "nothing"
+
+
+chosen_labels = chooses_no_labels

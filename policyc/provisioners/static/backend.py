@@ -6,7 +6,7 @@ from __future__ import annotations
 from policyc.artifacts import Artifact
 from policyc.ir import Cluster, Pool
 from policyc.k8s.dependencies import Reference
-from policyc.provisioners import node_features
+from policyc.provisioners import chooses_no_labels, node_features
 
 NAME = "static"
 REFERENCES: tuple[Reference, ...] = ()
@@ -28,3 +28,6 @@ def emit(cluster: Cluster, pools: tuple[Pool, ...]) -> list[Artifact]:
 def describe(cluster: Cluster, pool: Pool) -> str:
     rule = f", NodeFeatureRule {node_features.rule_name(pool)}" if rules_on(cluster) else ""
     return f"nodes/apply.sh{rule}"
+
+
+chosen_labels = chooses_no_labels

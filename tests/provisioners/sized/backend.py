@@ -5,6 +5,7 @@ from __future__ import annotations
 from policyc.artifacts import Artifact, Manifest
 from policyc.ir import Cluster, Pool
 from policyc.k8s.dependencies import Reference
+from policyc.provisioners import chooses_no_labels
 
 NAME = "sized"
 REFERENCES: tuple[Reference, ...] = ()
@@ -29,3 +30,6 @@ def emit(cluster: Cluster, pools: tuple[Pool, ...]) -> list[Artifact]:
 
 def describe(cluster: Cluster, pool: Pool) -> str:
     return f"sized/pools.yaml ConfigMap sized-{pool.name}"
+
+
+chosen_labels = chooses_no_labels
