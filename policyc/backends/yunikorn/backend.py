@@ -1,0 +1,162 @@
+"""The Apache YuniKorn backend's objects and binding; the mapping from the policy is in the package docstring
+(`policyc.backends.yunikorn`)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from policyc.artifacts import Artifact, Manifest
+from policyc.backends import workloads
+from policyc.backends.binding import Binding
+from policyc.backends.yunikorn import settings
+from policyc.ir import Cluster, Resources, Tenant, Workload
+from policyc.k8s.objects import metadata
+from policyc.output import yaml_emitter
+from policyc.pods import affinity, pod_resources, tolerations
+
+NAME = "yunikorn"
+KINDS = {name: workloads.KINDS[name] for name in settings.WORKLOAD_KINDS}
+REFERENCES = ()
+"""None: the queues are one ConfigMap."""
+SCHEDULER_NAME = "yunikorn"
+NAMESPACE = settings.NAMESPACES[0]
+CONFIGMAP = "yunikorn-configs"
+"""The ConfigMap YuniKorn reads its queues from, which its Helm chart leaves to the user."""
+CONFIG_KEY = "queues.yaml"
+"""Its key for the queues: the default policy group's (`service.policyGroup: queues`)."""
+PARTITION = "default"
+ROOT = "root"
+QUEUE_KEY = "yunikorn.apache.org/queue"
+"""A pod's queue: YuniKorn's shim reads it as a label first, then as an annotation (the same key)."""
+APP_ID = "yunikorn.apache.org/app-id"
+TASK_GROUPS = "yunikorn.apache.org/task-groups"
+TASK_GROUP_NAME = "yunikorn.apache.org/task-group-name"
+POLICY_PARAMETERS = "yunikorn.apache.org/schedulingPolicyParameters"
+ALLOW_PREEMPTION = "yunikorn.apache.org/allow-preemption"
+TASK_GROUP = "gang"
+"""The name of a gang workload's one task group (its pods share one template)."""
+RESOURCE_NAMES = {"cpu": "vcore"}
+"""Kubernetes' resource name -> YuniKorn's, where they differ (memory and extended resources keep theirs)."""
+NOT_REQUESTED = ("storage",)
+"""Resources of the policy's language that no container requests: YuniKorn's queues count pods' requests."""
+NODE_SORT = {"binpack": "binpacking", "spread": "fair"}
+"""The policy's placement -> the partition's node sort policy."""
+DEFAULT_SORT = "fifo"
+"""YuniKorn's application sort policy of a leaf queue that sets none."""
+
+
+def emit(cluster: Cluster) -> list[Artifact]:
+    obj = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata(CONFIGMAP, cluster.name, namespace=NAMESPACE),
+        "data": {CONFIG_KEY: yaml_emitter.dump(queues_config(cluster))},
+    }
+    return [Artifact("yunikorn/configmap.yaml", (Manifest(obj, (("spec", "scheduler"), ("spec", "tenants"))),),
+                     synced=True)]  # fmt: skip
+
+
+def queue_binding(cluster: Cluster, tenant: str) -> Binding:
+    """Pods name their queue by its full path; the queue's label on the workload, its annotation on the pods (a
+    label there too, which the tenant's contract holds to the same queue, would win)."""
+    path = queue_path(cluster, tenant)
+    return Binding(SCHEDULER_NAME, path, object_labels={QUEUE_KEY: path}, pod_annotations={QUEUE_KEY: path})
+
+
+def binding(cluster: Cluster, workload: Workload) -> Binding:
+    base = queue_binding(cluster, workload.tenant)
+    extra: dict[str, str] = {}
+    if workload.kind in settings.GANG_KINDS:
+        extra = gang_annotations(cluster, workload)
+    if workload.priority_class in cluster.scheduler.non_preemptible_classes:
+        extra[ALLOW_PREEMPTION] = "false"
+    return replace(base, pod_annotations={**base.pod_annotations, **extra})
+
+
+def tolerations_added(cluster: Cluster, workload: Workload) -> tuple[tuple[dict, ...], ...]:
+    return ()
+
+
+# --- pods ---------------------------------------------------------------------------------------------------
+
+
+def gang_annotations(cluster: Cluster, w: Workload) -> dict[str, str]:
+    """One task group of `w.gang` members shaped as the workload's pods (their requests and placement, so that the
+    placeholders reserve room where the pods can run), under an application of the workload's own."""
+    requests = pod_resources(cluster, w).requests
+    group: dict = {"name": TASK_GROUP, "minMember": w.gang, "minResource": {r: str(a) for r, a in requests.items()}}
+    if w.node_selector:
+        group["nodeSelector"] = dict(w.node_selector)
+    group["tolerations"] = tolerations(cluster, w)
+    group["affinity"] = affinity(cluster, w)
+    return {
+        APP_ID: app_id(w),
+        TASK_GROUP_NAME: TASK_GROUP,
+        TASK_GROUPS: json.dumps([group], separators=(",", ":")),
+        POLICY_PARAMETERS: f"gangSchedulingStyle={cluster.scheduler.gang_style}",
+    }
+
+
+def app_id(w: Workload) -> str:
+    """The application a gang workload's pods form, unique in the cluster (a workload's name is unique)."""
+    return f"{w.namespace}-{w.name}"
+
+
+# --- queues -------------------------------------------------------------------------------------------------
+
+
+def queue_path(cluster: Cluster, tenant: str) -> str:
+    """The tenant's queue by its full path, `root.<parent>...<tenant>`."""
+    parents = {t.name: t.queue.parent for t in cluster.tenants}
+    chain = [tenant]
+    while parents.get(chain[-1]) and len(chain) <= len(parents):
+        chain.append(parents[chain[-1]])  # type: ignore[arg-type]
+    return ".".join([ROOT, *reversed(chain)])
+
+
+def yunikorn_resources(amounts: Resources) -> dict[str, str]:
+    """Amounts by YuniKorn's resource names (cpu as vcore), as quantities, sorted by name."""
+    return dict(sorted((RESOURCE_NAMES.get(r, r), str(a)) for r, a in amounts.items()))
+
+
+def _queue(cluster: Cluster, t: Tenant, children: dict[str, list[Tenant]]) -> dict:
+    q = t.queue
+    out: dict = {"name": t.name}
+    resources = {}
+    if q.guarantee:
+        resources["guaranteed"] = yunikorn_resources(q.guarantee)
+    if q.capability:
+        resources["max"] = yunikorn_resources(q.capability)
+    if resources:
+        out["resources"] = resources
+    properties = {}
+    if cluster.scheduler.application_sort != DEFAULT_SORT and t.name not in children:
+        properties["application.sort.policy"] = cluster.scheduler.application_sort
+    if not q.reclaimable:
+        properties["preemption.policy"] = "disabled"  # its tasks are never preemption's victims
+    if q.priority is not None:
+        properties["priority.offset"] = str(q.priority)
+    if properties:
+        out["properties"] = dict(sorted(properties.items()))
+    if t.name in children:
+        out["queues"] = [_queue(cluster, c, children) for c in children[t.name]]
+    return out
+
+
+def queues_config(cluster: Cluster) -> dict:
+    """`queues.yaml`: one partition, its root open to all, a queue per tenant nested as the policy's parents, and one
+    placement rule: a pod goes to the queue it names, which must exist; a pod naming none is refused."""
+    children: dict[str, list[Tenant]] = {}
+    for t in cluster.tenants:
+        children.setdefault(t.queue.parent or ROOT, []).append(t)
+    root: dict = {"name": ROOT, "submitacl": "*"}
+    if children.get(ROOT):
+        root["queues"] = [_queue(cluster, t, children) for t in children[ROOT]]
+    partition = {
+        "name": PARTITION,
+        "placementrules": [{"name": "provided", "create": False}],
+        "nodesortpolicy": {"type": NODE_SORT[cluster.scheduler.placement]},
+        "queues": [root],
+    }
+    return {"partitions": [partition]}

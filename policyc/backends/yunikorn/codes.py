@@ -1,0 +1,35 @@
+"""Apache YuniKorn's diagnostic rules, part of the catalogue in `policyc.codes` (printed as yunikorn/<rule>)."""
+
+from __future__ import annotations
+
+from policyc.codes import Rule, Severity
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        None,
+        "queue-path-too-long",
+        Severity.ERROR,
+        "A tenant's queue path (root.<parents>.<tenant>) is longer than 63 characters, which a label value cannot be: "
+        "its pods could not name it.",
+    ),
+    Rule(
+        None,
+        "resource-name",
+        Severity.ERROR,
+        "A queue guarantee or capability of a resource no container requests (storage): YuniKorn's queues count what "
+        "pods request, so it would bound nothing.",
+    ),
+    Rule(
+        None,
+        "non-preemptible-class-unknown",
+        Severity.ERROR,
+        "spec.scheduler.nonPreemptibleClasses names a priority class the policy does not define.",
+    ),
+    Rule(
+        None,
+        "queue-field-ignored-by-yunikorn",
+        Severity.WARNING,
+        "A queue field YuniKorn has no equivalent for (weight, a deserved share other than the guarantee); it is "
+        "not compiled.",
+    ),
+)
