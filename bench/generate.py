@@ -71,12 +71,12 @@ def policy(
     guarantee = max(1, gpus // (tenants * 4))
     out.append("  tenants:")
     for t in range(tenants):
+        weight = "" if backend == "yunikorn" else f"weight: {1 + t % 4}, "  # YuniKorn queues have none (a warning)
         out += [
             f"    - name: team-{t:04d}",
             f"      namespaces: [team-{t:04d}, team-{t:04d}-dev]",
             "      priorityClasses: [prod, batch, serving]",
-            f"      queue: {{weight: {1 + t % 4}, guarantee: {{gpu: {guarantee}}}, "
-            f"capability: {{gpu: {guarantee * 4}}}}}",
+            f"      queue: {{{weight}guarantee: {{gpu: {guarantee}}}, capability: {{gpu: {guarantee * 4}}}}}",
             f'      quota: {{requests: {{cpu: "256", memory: 2000Gi, gpu: {guarantee}}}, limits: {{cpu: "512"}}}}',
             "      limitRange: {defaultRequest: {cpu: 500m, memory: 1Gi}, default: {cpu: '1', memory: 2Gi}}",
         ]
