@@ -28,4 +28,8 @@ members shaped as its pods (`yunikorn.apache.org/task-groups` and `task-group-na
 room with placeholder pods first; `spec.scheduler.gangStyle` (Soft, YuniKorn's default, or Hard) says what happens
 when they time out. Priority comes from the pods' PriorityClass; the pods of the classes in
 `spec.scheduler.nonPreemptibleClasses` carry `yunikorn.apache.org/allow-preemption: "false"`.
+
+The placeholders live in the gang's namespace beside its waiting pods, under its ResourceQuotas (`rules` holds the
+gang and its placeholders to them), with the queue label, the gang's placement and its pods' priority class, which
+the tenant's admission policy admits.
 """

@@ -13,7 +13,7 @@ from policyc.backends.yunikorn import settings
 from policyc.ir import Cluster, Resources, Tenant, Workload
 from policyc.k8s.objects import metadata
 from policyc.output import yaml_emitter
-from policyc.pods import affinity, pod_resources, tolerations
+from policyc.pods import affinity, container_resources, pod_resources, tolerations
 
 NAME = "yunikorn"
 KINDS = {name: workloads.KINDS[name] for name in settings.WORKLOAD_KINDS}
@@ -84,8 +84,7 @@ def tolerations_added(cluster: Cluster, workload: Workload) -> tuple[tuple[dict,
 def gang_annotations(cluster: Cluster, w: Workload) -> dict[str, str]:
     """One task group of `w.gang` members shaped as the workload's pods (their requests and placement, so that the
     placeholders reserve room where the pods can run), under an application of the workload's own."""
-    requests = pod_resources(cluster, w).requests
-    group: dict = {"name": TASK_GROUP, "minMember": w.gang, "minResource": {r: str(a) for r, a in requests.items()}}
+    group: dict = {"name": TASK_GROUP, "minMember": w.gang, "minResource": min_resource(cluster, w)}
     if w.node_selector:
         group["nodeSelector"] = dict(w.node_selector)
     group["tolerations"] = tolerations(cluster, w)
@@ -96,6 +95,22 @@ def gang_annotations(cluster: Cluster, w: Workload) -> dict[str, str]:
         TASK_GROUPS: json.dumps([group], separators=(",", ":")),
         POLICY_PARAMETERS: f"gangSchedulingStyle={cluster.scheduler.gang_style}",
     }
+
+
+def min_resource(cluster: Cluster, w: Workload) -> dict[str, str]:
+    """What each placeholder requests: what a pod of the workload requests (its container's requests, by Kubernetes'
+    names; the GPUs of a DRA tier are claims, which a placeholder does not make)."""
+    return container_resources(pod_resources(cluster, w))["requests"]
+
+
+def placeholder(cluster: Cluster, w: Workload) -> dict:
+    """A placeholder pod of the workload's gang as YuniKorn's shim makes it, for quota arithmetic: the group's
+    minResource as its requests and its limits, the priority class of the workload's pods."""
+    amounts = min_resource(cluster, w)
+    spec: dict = {"containers": [{"name": "pause", "resources": {"limits": amounts, "requests": amounts}}]}
+    if w.priority_class:
+        spec["priorityClassName"] = w.priority_class
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": TASK_GROUP, "namespace": w.namespace}, "spec": spec}
 
 
 def app_id(w: Workload) -> str:

@@ -27,6 +27,13 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         None,
+        "placeholders-exceed-quota",
+        Severity.ERROR,
+        "A gang's pods and the placeholder pods YuniKorn creates beside them do not fit in their namespace's "
+        "ResourceQuota: the gang's room is never reserved.",
+    ),
+    Rule(
+        None,
         "queue-field-ignored-by-yunikorn",
         Severity.WARNING,
         "A queue field YuniKorn has no equivalent for (weight, a deserved share other than the guarantee); it is "

@@ -1,17 +1,22 @@
 """YuniKorn's rules on a policy: queue paths a pod's label can name, resources its queues cannot count, classes kept
-from preemption, queue fields YuniKorn has no equivalent for, and jobs only in leaf queues. Last, the `queues.yaml`
-the backend would write goes through the strict model of YuniKorn's parser (`queues_conf`)."""
+from preemption, gangs' placeholders within their namespace's quota, queue fields YuniKorn has no equivalent for,
+and jobs only in leaf queues. Last, the `queues.yaml` the backend would write goes through the strict model of
+YuniKorn's parser (`queues_conf`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from policyc.backends.yunikorn import backend as yunikorn
-from policyc.backends.yunikorn import queues_conf
+from policyc.backends.yunikorn import queues_conf, settings
 from policyc.checks import queue_tree, queues
+from policyc.checks.autoscaling import counting_quotas, quota_field
 from policyc.diagnostics import Diagnostic, diag
+from policyc.gpu import dra
 from policyc.ir import Cluster
 from policyc.k8s.names import LABEL_VALUE_MAX_LENGTH
+from policyc.pods import contract_pod, pod_resources
+from policyc.proof.admitted import quota_use
 
 _BUG = "this is a policyc bug; please report it"
 
@@ -21,6 +26,7 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
     yield from _resource_names(cluster)
     yield from _queue_fields(cluster)
     yield from _non_preemptible_classes(cluster)
+    yield from _placeholders_within_quota(cluster)
     yield from queue_tree.leaf_queues_only(cluster, "Apache YuniKorn")
 
 
@@ -86,6 +92,34 @@ def _non_preemptible_classes(cluster: Cluster) -> Iterator[Diagnostic]:
                 ("spec", "scheduler", "nonPreemptibleClasses", i),
                 hint="name one of spec.priorityClasses, or remove it" if classes else "remove it",
             )
+
+
+def _placeholders_within_quota(cluster: Cluster) -> Iterator[Diagnostic]:
+    """YuniKorn creates a gang's placeholder pods in its namespace while the gang's own pods wait there: its
+    ResourceQuotas count both. Placeholders it cannot create never reserve the gang's room."""
+    tenants = {t.name: t for t in cluster.tenants}
+    for w in cluster.workloads:
+        tenant = tenants.get(w.tenant)
+        if w.kind not in settings.GANG_KINDS or tenant is None or tenant.quota is None:
+            continue
+        resources = pod_resources(cluster, w)
+        claimed = {r: int(resources.requests[r].value) for r in dra.claimed(resources.requests)}
+        pods = [(w.most_pods, contract_pod(w, resources)), (w.gang, yunikorn.placeholder(cluster, w))]
+        uses = quota_use(pods, counting_quotas(tenant, w.priority_class), claimed=[claimed, {}])
+        over = [u for u in uses if not u.fits]
+        if not over:
+            continue
+        first = over[0]
+        raise_ = " and ".join(f"{'.'.join(quota_field(cluster, tenant.name, u))} to at least {u.need}" for u in over)
+        yield diag(
+            "placeholders-exceed-quota",
+            f"workload '{w.name}' runs {w.most_pods} pods and YuniKorn creates {w.gang} placeholders for its gang "
+            f"beside them, which take {first.need} {first.key} in namespace '{w.namespace}', but ResourceQuota "
+            f"'{first.quota}' allows {first.hard}: the placeholders cannot all be created, and the gang's room is "
+            f"never reserved (gangStyle {cluster.scheduler.gang_style})",
+            w.path,
+            hint=f"raise tenant '{tenant.name}' {raise_}",
+        )
 
 
 def _generated(cluster: Cluster) -> Iterator[Diagnostic]:

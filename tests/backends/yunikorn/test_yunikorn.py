@@ -13,6 +13,7 @@ from policyc.backends.workloads import pod_templates
 from policyc.backends.yunikorn import backend as yunikorn
 from policyc.backends.yunikorn import queues_conf
 from policyc.compiler import compile_file, compile_text
+from policyc.tenancy import contract
 from tests.conftest import POLICIES
 
 TREE = """\
@@ -262,3 +263,75 @@ def test_the_queue_path_limit_is_the_label_values() -> None:
     assert "yunikorn/queue-path-too-long" not in _codes(ok)
     over = _compile(TREE.replace("name: solo, namespaces: [solo]", f"name: {name}x, namespaces: [solo]"))
     assert "yunikorn/queue-path-too-long" in _codes(over)
+
+
+# --- the tenant's admission ---------------------------------------------------------------------------------
+
+
+def _placeholder(template: dict, namespace: str) -> dict:
+    """The placeholder pod YuniKorn's shim (1.9, `pkg/cache/placeholder.go`) creates for a gang's task group: the
+    group's size and placement, the queue and application as labels, the originating pod's priority class."""
+    annotations = template["metadata"]["annotations"]
+    (group,) = json.loads(annotations["yunikorn.apache.org/task-groups"])
+    spec = {
+        "schedulerName": "yunikorn",
+        "restartPolicy": "Never",
+        "containers": [
+            {"name": "pause", "image": "registry.k8s.io/pause:3.7",
+             "resources": {"requests": group["minResource"], "limits": group["minResource"]}}
+        ],
+        "tolerations": group["tolerations"],
+        "affinity": group["affinity"],
+        "priorityClassName": template["spec"]["priorityClassName"],
+    }  # fmt: skip
+    if "nodeSelector" in group:
+        spec["nodeSelector"] = group["nodeSelector"]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "tg-gang-0",
+            "namespace": namespace,
+            "labels": {
+                "yunikorn.apache.org/app-id": annotations["yunikorn.apache.org/app-id"],
+                "yunikorn.apache.org/queue": annotations["yunikorn.apache.org/queue"],
+            },
+            "annotations": {
+                "yunikorn.apache.org/placeholder": "true",
+                "yunikorn.apache.org/task-group-name": group["name"],
+                "yunikorn.apache.org/task-groups": annotations["yunikorn.apache.org/task-groups"],
+            },
+        },
+        "spec": spec,
+    }
+
+
+def _gang_templates(result) -> list[tuple[str, dict, dict]]:
+    """(tenant, workload object, pod template) of each gang workload."""
+    out = []
+    for w in result.cluster.workloads:
+        obj = _template(result, w.name)
+        for _, _, pod in pod_templates(yunikorn.KINDS, obj):
+            if "yunikorn.apache.org/task-groups" in pod["metadata"].get("annotations", {}):
+                out.append((w.tenant, obj, pod))
+    return out
+
+
+def test_a_gangs_placeholders_pass_its_tenants_admission(ai_prod) -> None:
+    contracts = contract.contracts(ai_prod.cluster, ai_prod.backend)
+    gangs = _gang_templates(ai_prod)
+    assert {tenant for tenant, _, _ in gangs} == {"team-a", "research"}  # llm-pretraining, llm-finetune, vision-dev
+    for tenant, obj, pod in gangs:
+        placeholder = _placeholder(pod, obj["metadata"]["namespace"])
+        assert contract.admit(contracts[tenant], placeholder).refusals == [], obj["metadata"]["name"]
+
+
+def test_a_pod_naming_another_tenants_queue_is_refused(ai_prod) -> None:
+    c = contract.contracts(ai_prod.cluster, ai_prod.backend)["team-a"]
+    _, obj, pod = next(g for g in _gang_templates(ai_prod) if g[0] == "team-a")
+    placeholder = _placeholder(pod, obj["metadata"]["namespace"])
+    assert contract.admit(c, placeholder).refusals == []
+    for where in ("labels", "annotations"):  # YuniKorn reads the label first, then the annotation
+        other = json.loads(json.dumps(placeholder))
+        other["metadata"][where]["yunikorn.apache.org/queue"] = "root.team-b"
+        assert contract.admit(c, other).refusals, where
