@@ -168,14 +168,17 @@ def _conf(root: dict, **partition) -> dict:
     ("conf", "problem"),
     [
         (_conf({"name": "root", "submitACL": "*"}), "partitions.0.queues.0.submitACL: Extra inputs are not permitted"),
+        ({"partitions": [], "checksums": "x"}, "checksums: Extra inputs are not permitted"),
         (_conf({"name": "root"}, nodesortpolicy="fair"), "partitions.0.nodesortpolicy: Input should be"),
-        (_conf({"name": "root"}, placementrules=[{"name": "namespace"}]), "placementrules.0.name: Input should be"),
-        (_conf({"name": "root", "queues": [{"name": "a.b"}]}), "queue name 'a.b' does not match"),
+        (_conf({"name": "root"}, placementrules=[{"name": "namespace"}]), "unknown placement rule 'namespace'"),
+        (_conf({"name": "root", "queues": [{"name": "a.b"}]}), "root.a.b: the name does not match"),
         (_conf({"name": "root", "queues": [{"name": "a", "resources": {"max": {"cpu": "1"}}}]}), "names cpu 'vcore'"),
         (_conf({"name": "root", "queues": [{"name": "a", "resources": {"max": {"vcore": "x"}}}]}), "resources.max"),
-        (_conf({"name": "root", "resources": {"max": {"vcore": "1"}}}), "the root queue sets resources"),
-        (_conf({"name": "top"}), "the top queue is 'top', not root"),
+        (_conf({"name": "root", "resources": {"guaranteed": {}}}), "the root queue sets resources"),
         (_conf({"name": "root", "queues": [{"name": "a"}, {"name": "A"}]}), "root: two child queues named 'a'"),
+        (_conf({"name": "root", "submitacl": "alice bob admins"}), "has more than one space"),
+        ({"partitions": [{"name": "", "queues": []}, {"name": "Default", "queues": []}]}, "two partitions named"),
+        (_conf({"name": "root", "maxapplications": 10, "queues": [{"name": "a"}]}), "root.a: maxapplications"),
     ],
 )
 def test_the_strict_model_refuses_what_yunikorns_parser_does(conf: dict, problem: str) -> None:
@@ -208,6 +211,28 @@ def _queue(name: str, guaranteed: dict | None = None, max_: dict | None = None, 
 def test_the_cores_rules_on_amounts_down_the_tree(parent: dict, problem: str) -> None:
     assert problem in queues_conf.problems(_conf({"name": "root", "queues": [parent]}))
     assert queues_conf.schema_problems(_conf({"name": "root", "queues": [parent]})) == []
+
+
+@pytest.mark.parametrize(
+    "conf",
+    [
+        _conf({"name": "root"}, placementrules=[{"name": "Provided", "filter": {"type": "Allow"}}]),  # any case
+        {"partitions": [{"name": "default", "queues": [{"name": "a"}, {"name": "b"}]}], "checksum": "AB12"},
+        _conf({"name": "root", "submitacl": "alice,bob admins", "maxapplications": 10,
+               "queues": [{"name": "a", "maxapplications": 10}]}),
+    ],
+)  # fmt: skip
+def test_the_strict_model_takes_what_yunikorn_takes(conf: dict) -> None:
+    # the second: two top queues, under which YuniKorn inserts root
+    assert queues_conf.problems(conf) == []
+
+
+def test_a_queue_guaranteeing_nothing_passes_its_childrens_sum_up() -> None:
+    # p guarantees nothing: its children's 3 + 2 = 5 GPUs count as its own against g, which guarantees 4
+    tree = _queue("g", {GPU: "4"}, None, [_queue("p", None, None, [_queue("a", {GPU: "3"}), _queue("b", {GPU: "2"})])])
+    assert queues_conf.problems(_conf({"name": "root", "queues": [tree]})) == [
+        "root.g: its children's guaranteed nvidia.com/gpu together above its guaranteed"
+    ]
 
 
 def test_a_tree_within_its_bounds_has_no_problem() -> None:
