@@ -153,6 +153,28 @@ def test_the_emitted_queues_yaml_passes_the_strict_model_and_the_cores_rules(pol
     assert queues_conf.problems(_queues_yaml(request.getfixturevalue(policy))) == []
 
 
+def test_the_shared_checks_keep_a_hierarchy_within_the_cores_rules() -> None:
+    """ai-hier (a tree of queues with guarantees and capabilities at each level), compiled for YuniKorn: what the
+    shared checks let through, YuniKorn's core takes."""
+    text = (POLICIES / "ai-hier.yaml").read_text()
+    volcano = "    backend: volcano\n    actions: [enqueue, allocate, preempt, reclaim, backfill]\n"
+    text = text.replace(volcano + "    queuePlugin: capacity", "    backend: yunikorn\n   ").replace(
+        "VolcanoJob", "Job"
+    )
+    result = _compile(text)
+    assert result.ok, [d.message for d in result.report.diagnostics if d.severity == "error"]
+    conf = _queues_yaml(result)
+
+    def paths(queue: dict, path: str) -> list[str]:
+        return [path, *(p for q in queue.get("queues", []) for p in paths(q, f"{path}.{q['name']}"))]
+
+    assert paths(conf["partitions"][0]["queues"][0], "root") == [
+        "root", "root.ops", "root.research", "root.research.llm", "root.research.llm.align", "root.research.llm.eval",
+        "root.research.vision",
+    ]  # fmt: skip
+    assert queues_conf.problems(conf) == []
+
+
 def test_binpack_sorts_nodes_by_binpacking(ai_prod) -> None:
     assert _queues_yaml(ai_prod)["partitions"][0]["nodesortpolicy"] == {"type": "binpacking"}
 
