@@ -30,7 +30,14 @@ RULES: tuple[Rule, ...] = (
         "placeholders-exceed-quota",
         Severity.ERROR,
         "A gang's pods and the placeholder pods YuniKorn creates beside them do not fit in their namespace's "
-        "ResourceQuota: the gang's room is never reserved.",
+        "ResourceQuota: with gangStyle Hard, the gang fails when its placeholders time out.",
+    ),
+    Rule(
+        None,
+        "placeholders-exceed-quota-soft",
+        Severity.WARNING,
+        "A gang's pods and the placeholder pods YuniKorn creates beside them do not fit in their namespace's "
+        "ResourceQuota: with gangStyle Soft, the job runs without a gang once its placeholders time out.",
     ),
     Rule(
         None,

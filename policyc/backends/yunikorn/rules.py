@@ -82,6 +82,8 @@ def _queue_fields(cluster: Cluster) -> Iterator[Diagnostic]:
 
 
 def _non_preemptible_classes(cluster: Cluster) -> Iterator[Diagnostic]:
+    if not cluster.complete:  # the class named may be one the parse left out for its own error, reported already
+        return
     classes = [c.name for c in cluster.priority_classes]
     for i, name in enumerate(cluster.scheduler.non_preemptible_classes):
         if name not in classes:
@@ -94,9 +96,20 @@ def _non_preemptible_classes(cluster: Cluster) -> Iterator[Diagnostic]:
             )
 
 
+PLACEHOLDER_RULES = {
+    "Hard": ("placeholders-exceed-quota", "the gang fails when its placeholders time out (gangStyle Hard)"),
+    "Soft": (
+        "placeholders-exceed-quota-soft",
+        "when its placeholders time out the job runs without a gang, its pods placed one by one (gangStyle Soft)",
+    ),
+}
+"""The gang style -> the rule of a gang whose placeholders do not fit, and what becomes of the gang."""
+
+
 def _placeholders_within_quota(cluster: Cluster) -> Iterator[Diagnostic]:
     """YuniKorn creates a gang's placeholder pods in its namespace while the gang's own pods wait there: its
-    ResourceQuotas count both. Placeholders it cannot create never reserve the gang's room."""
+    ResourceQuotas count both. Placeholders the API server refuses never reserve the gang's room."""
+    rule, outcome = PLACEHOLDER_RULES[cluster.scheduler.gang_style]
     tenants = {t.name: t for t in cluster.tenants}
     for w in cluster.workloads:
         tenant = tenants.get(w.tenant)
@@ -112,11 +125,10 @@ def _placeholders_within_quota(cluster: Cluster) -> Iterator[Diagnostic]:
         first = over[0]
         raise_ = " and ".join(f"{'.'.join(quota_field(cluster, tenant.name, u))} to at least {u.need}" for u in over)
         yield diag(
-            "placeholders-exceed-quota",
+            rule,
             f"workload '{w.name}' runs {w.most_pods} pods and YuniKorn creates {w.gang} placeholders for its gang "
             f"beside them, which take {first.need} {first.key} in namespace '{w.namespace}', but ResourceQuota "
-            f"'{first.quota}' allows {first.hard}: the placeholders cannot all be created, and the gang's room is "
-            f"never reserved (gangStyle {cluster.scheduler.gang_style})",
+            f"'{first.quota}' allows {first.hard}: the placeholders cannot all be created, and {outcome}",
             w.path,
             hint=f"raise tenant '{tenant.name}' {raise_}",
         )
