@@ -28,7 +28,10 @@ CONFIG_KEY = "queues.yaml"
 PARTITION = "default"
 ROOT = "root"
 QUEUE_KEY = "yunikorn.apache.org/queue"
-"""A pod's queue: YuniKorn's shim reads it as a label first, then as an annotation (the same key)."""
+"""A pod's queue: YuniKorn's shim reads it as a label first, then the legacy label `LEGACY_QUEUE_LABEL`, then as an
+annotation of this key."""
+LEGACY_QUEUE_LABEL = "queue"
+"""The label YuniKorn's shim still reads before the annotation: a tenant's contract holds it to the queue too."""
 APP_ID = "yunikorn.apache.org/app-id"
 TASK_GROUPS = "yunikorn.apache.org/task-groups"
 TASK_GROUP_NAME = "yunikorn.apache.org/task-group-name"
@@ -58,10 +61,12 @@ def emit(cluster: Cluster) -> list[Artifact]:
 
 
 def queue_binding(cluster: Cluster, tenant: str) -> Binding:
-    """Pods name their queue by its full path; the queue's label on the workload, its annotation on the pods (a
-    label there too, which the tenant's contract holds to the same queue, would win)."""
+    """Pods name their queue by its full path: the workload carries the queue's labels, its pods the annotation.
+    The tenant's contract holds every label and annotation YuniKorn reads a queue from to that path wherever it is
+    set, so that none can name another tenant's queue."""
     path = queue_path(cluster, tenant)
-    return Binding(SCHEDULER_NAME, path, object_labels={QUEUE_KEY: path}, pod_annotations={QUEUE_KEY: path})
+    labels = {QUEUE_KEY: path, LEGACY_QUEUE_LABEL: path}
+    return Binding(SCHEDULER_NAME, path, object_labels=labels, pod_annotations={QUEUE_KEY: path})
 
 
 def binding(cluster: Cluster, workload: Workload) -> Binding:

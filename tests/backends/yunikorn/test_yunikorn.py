@@ -378,7 +378,9 @@ def test_a_pod_naming_another_tenants_queue_is_refused(ai_prod) -> None:
     _, obj, pod = next(g for g in _gang_templates(ai_prod) if g[0] == "team-a")
     placeholder = _placeholder(pod, obj["metadata"]["namespace"])
     assert contract.admit(c, placeholder).refusals == []
-    for where in ("labels", "annotations"):  # YuniKorn reads the label first, then the annotation
+    # YuniKorn's shim reads a pod's queue from the label, the legacy label queue, then the annotation
+    for where, key in (("labels", "yunikorn.apache.org/queue"), ("labels", "queue"),
+                       ("annotations", "yunikorn.apache.org/queue")):  # fmt: skip
         other = json.loads(json.dumps(placeholder))
-        other["metadata"][where]["yunikorn.apache.org/queue"] = "root.team-b"
-        assert contract.admit(c, other).refusals, where
+        other["metadata"][where][key] = "root.team-b"
+        assert contract.admit(c, other).refusals, key
