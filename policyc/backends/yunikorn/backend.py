@@ -10,7 +10,7 @@ from policyc.artifacts import Artifact, Manifest
 from policyc.backends import workloads
 from policyc.backends.binding import Binding
 from policyc.backends.yunikorn import settings
-from policyc.ir import Cluster, Resources, Tenant, Workload
+from policyc.ir import Cluster, Resources, Tenant, Workload, once_per_build
 from policyc.k8s.objects import metadata
 from policyc.output import yaml_emitter
 from policyc.pods import affinity, container_resources, pod_resources, tolerations
@@ -128,11 +128,20 @@ def app_id(w: Workload) -> str:
 
 def queue_path(cluster: Cluster, tenant: str) -> str:
     """The tenant's queue by its full path, `root.<parent>...<tenant>`."""
+    return _queue_paths(cluster)[tenant]
+
+
+@once_per_build
+def _queue_paths(cluster: Cluster) -> dict[str, str]:
+    """Tenant -> its queue's full path (a parent cycle, which the shared checks report, stops at its first repeat)."""
     parents = {t.name: t.queue.parent for t in cluster.tenants}
-    chain = [tenant]
-    while parents.get(chain[-1]) and len(chain) <= len(parents):
-        chain.append(parents[chain[-1]])  # type: ignore[arg-type]
-    return ".".join([ROOT, *reversed(chain)])
+    out = {}
+    for tenant in parents:
+        chain = [tenant]
+        while (parent := parents.get(chain[-1])) and parent not in chain:
+            chain.append(parent)
+        out[tenant] = ".".join([ROOT, *reversed(chain)])
+    return out
 
 
 def yunikorn_resources(amounts: Resources) -> dict[str, str]:
