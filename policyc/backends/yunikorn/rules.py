@@ -11,7 +11,7 @@ from policyc.backends.yunikorn import backend as yunikorn
 from policyc.backends.yunikorn import queues_conf, settings
 from policyc.checks import queue_tree, queues
 from policyc.checks.autoscaling import counting_quotas, quota_field
-from policyc.diagnostics import Diagnostic, diag
+from policyc.diagnostics import Diagnostic, diag, did_you_mean
 from policyc.gpu import dra
 from policyc.ir import Cluster
 from policyc.k8s.names import LABEL_VALUE_MAX_LENGTH
@@ -92,7 +92,9 @@ def _non_preemptible_classes(cluster: Cluster) -> Iterator[Diagnostic]:
                 f"nonPreemptibleClasses names '{name}', which is not among the policy's priority classes"
                 + (f" ({', '.join(classes)})" if classes else ""),
                 ("spec", "scheduler", "nonPreemptibleClasses", i),
-                hint="name one of spec.priorityClasses, or remove it" if classes else "remove it",
+                hint=(did_you_mean(name, classes, list_few=False) or "name one of spec.priorityClasses, or remove it")
+                if classes
+                else "remove it",
             )
 
 
