@@ -70,7 +70,7 @@ def _queue_fields(cluster: Cluster) -> Iterator[Diagnostic]:
                 (*base, "weight"),
                 hint="remove it; give the queue a larger guarantee for a larger share",
             )
-        differing = [cluster.policy_key(r) for r, amount in q.deserved_given.items() if q.guarantee.get(r) != amount]
+        differing = [cluster.policy_key(r) for r in queues.deserved_apart(q)]
         if differing:
             yield diag(
                 "queue-field-ignored-by-yunikorn",
