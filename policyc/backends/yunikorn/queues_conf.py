@@ -15,6 +15,7 @@ User and group `limits` are modelled as keys only (policyc writes none).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from fractions import Fraction
 from typing import Literal
 
@@ -161,8 +162,8 @@ def _names(queue: Queue, path: str) -> list[str]:
     """The core's rules on the names and ACLs below a queue: names match QUEUE_NAME, unique per level in any case."""
     out = [f"{path}.{q.name}: the name does not match {QUEUE_NAME.pattern}" for q in queue.queues
            if not QUEUE_NAME.match(q.name)]  # fmt: skip
-    names = [q.name.lower() for q in queue.queues]
-    out += [f"{path}: two child queues named {n!r}" for n in sorted({n for n in names if names.count(n) > 1})]
+    counts = Counter(q.name.lower() for q in queue.queues)
+    out += [f"{path}: two child queues named {n!r}" for n in sorted(n for n, k in counts.items() if k > 1)]
     for child in queue.queues:
         out += _names(child, f"{path}.{child.name}")
     return out
@@ -202,8 +203,8 @@ def _parse(conf: dict) -> tuple[QueuesConfig | None, list[str]]:
     except ValidationError as e:
         return None, [f"{'.'.join(map(str, err['loc'])) or '(root)'}: {err['msg']}" for err in e.errors()]
     out: list[str] = []
-    names = [(p.name or DEFAULT_PARTITION).lower() for p in parsed.partitions]
-    out += [f"two partitions named {n!r}" for n in sorted({n for n in names if names.count(n) > 1})]
+    counts = Counter((p.name or DEFAULT_PARTITION).lower() for p in parsed.partitions)
+    out += [f"two partitions named {n!r}" for n in sorted(n for n, k in counts.items() if k > 1)]
     for p in parsed.partitions:
         root = _root(p)
         if root.resources is not None and (root.resources.guaranteed, root.resources.max) != (None, None):
