@@ -23,7 +23,8 @@ changes). Fact sheet §1 and §4.
 Pods join through `schedulerName: yunikorn` and their queue's full path (`root.<tenant>`): the labels
 `yunikorn.apache.org/queue` and `queue` on the workload object, and the annotation `yunikorn.apache.org/queue` on its
 pods. YuniKorn's shim (1.6 and later) reads a pod's queue from that label, then the legacy label `queue`, then the
-annotation; its admission controller adds none. The tenant's contract holds all three, wherever set, to the queue.
+annotation; its admission controller adds no queue of its own. The tenant's contract holds all three, wherever
+set, to the queue.
 A Job's or PyTorchJob's pods form one application (`yunikorn.apache.org/app-id`) with one task group of `gang`
 members shaped as its pods (`yunikorn.apache.org/task-groups` and `task-group-name`): YuniKorn reserves the gang's
 room with placeholder pods first; `spec.scheduler.gangStyle` (Soft, YuniKorn's default, or Hard) says what happens
