@@ -41,6 +41,12 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         None,
+        "gang-in-fair-queue",
+        Severity.WARNING,
+        "Queues sort applications fair while workloads run as gangs: YuniKorn's gang scheduling needs fifo.",
+    ),
+    Rule(
+        None,
         "queue-field-ignored-by-yunikorn",
         Severity.WARNING,
         "A queue field YuniKorn has no equivalent for (weight, a deserved share other than the guarantee); it is "

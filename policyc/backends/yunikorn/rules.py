@@ -1,7 +1,7 @@
 """YuniKorn's rules on a policy: queue paths a pod's label can name, resources its queues cannot count, classes kept
-from preemption, gangs' placeholders within their namespace's quota, queue fields YuniKorn has no equivalent for,
-and jobs only in leaf queues. Last, the `queues.yaml` the backend would write goes through the strict model of
-YuniKorn's parser (`queues_conf`)."""
+from preemption, gangs' placeholders within their namespace's quota and their queues sorted fifo, queue fields
+YuniKorn has no equivalent for, and jobs only in leaf queues. Last, the `queues.yaml` the backend would write goes
+through the strict model of YuniKorn's parser (`queues_conf`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from policyc.backends.yunikorn import backend as yunikorn
 from policyc.backends.yunikorn import queues_conf, settings
 from policyc.checks import queue_tree, queues
 from policyc.checks.autoscaling import counting_quotas, quota_field
-from policyc.diagnostics import Diagnostic, diag, did_you_mean
+from policyc.diagnostics import Diagnostic, diag, did_you_mean, listing
 from policyc.gpu import dra
 from policyc.ir import Cluster
 from policyc.k8s.names import LABEL_VALUE_MAX_LENGTH
@@ -27,6 +27,7 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
     yield from _queue_fields(cluster)
     yield from _non_preemptible_classes(cluster)
     yield from _placeholders_within_quota(cluster)
+    yield from _gangs_in_fair_queues(cluster)
     yield from queue_tree.leaf_queues_only(cluster, "Apache YuniKorn")
 
 
@@ -133,6 +134,21 @@ def _placeholders_within_quota(cluster: Cluster) -> Iterator[Diagnostic]:
             f"'{first.quota}' allows {first.hard}: the placeholders cannot all be created, and {outcome}",
             w.path,
             hint=f"raise tenant '{tenant.name}' {raise_}",
+        )
+
+
+def _gangs_in_fair_queues(cluster: Cluster) -> Iterator[Diagnostic]:
+    """YuniKorn's gang scheduling guide makes FIFO application sorting in the queue its prerequisite."""
+    if cluster.scheduler.application_sort == yunikorn.DEFAULT_SORT:
+        return
+    gangs = [w.name for w in cluster.workloads if w.kind in settings.GANG_KINDS]
+    if gangs:
+        yield diag(
+            "gang-in-fair-queue",
+            f"applicationSort is {cluster.scheduler.application_sort}, and workloads run as gangs ({listing(gangs)}): "
+            "YuniKorn's gang scheduling needs its queues to sort applications fifo",
+            ("spec", "scheduler", "applicationSort"),
+            hint="remove applicationSort (fifo is the default)",
         )
 
 

@@ -47,7 +47,7 @@ class YuniKornSettings(SchedulerSettings):
         "fifo",
         description=(
             "How each tenant's queue orders its applications: fifo by submission, fair by usage "
-            "(application.sort.policy)."
+            "(application.sort.policy). Gang scheduling needs fifo."
         ),
     )
     non_preemptible_classes: list[str] = Field(
