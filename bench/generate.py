@@ -80,11 +80,12 @@ def policy(
     guaranteed = "" if provisioning == "karpenter" else f"guarantee: {{gpu: {guarantee}}}, "
     out.append("  tenants:")
     for t in range(tenants):
+        weight = "" if backend == "yunikorn" else f"weight: {1 + t % 4}, "  # YuniKorn queues have none (a warning)
         out += [
             f"    - name: team-{t:04d}",
             f"      namespaces: [team-{t:04d}, team-{t:04d}-dev]",
             "      priorityClasses: [prod, batch, serving]",
-            f"      queue: {{weight: {1 + t % 4}, {guaranteed}capability: {{gpu: {capability}}}}}",
+            f"      queue: {{{weight}{guaranteed}capability: {{gpu: {capability}}}}}",
             f'      quota: {{requests: {{cpu: "{capability * 11}", memory: {capability * 115}Gi, gpu: {capability}}}, '
             f'limits: {{cpu: "{capability * 12}"}}}}',
             "      limitRange: {defaultRequest: {cpu: 500m, memory: 1Gi}, default: {cpu: '1', memory: 2Gi}}",

@@ -29,6 +29,7 @@ SCHEDULERS = {
     "volcano": "policyc.backends.volcano",
     "kueue": "policyc.backends.kueue",
     "kai": "policyc.backends.kai",
+    "yunikorn": "policyc.backends.yunikorn",
 }
 """Scheduler backend name -> its package. The first is the default."""
 

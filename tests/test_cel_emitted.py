@@ -47,6 +47,7 @@ def kinds(comp: Compilation) -> list[str]:
 
 MUTATING_POLICIES = {
     "ai-prod.yaml": 3,
+    "ai-prod-yunikorn.yaml": 3,
     "ai-dra.yaml": 4,
     "ai-hetero.yaml": 5,
     "ai-hier.yaml": 4,

@@ -135,7 +135,7 @@ def _cpu(cluster: Cluster, w: Workload, a: Autoscale) -> Iterator[Diagnostic]:
     )
 
 
-def _quotas(tenant: Tenant, priority_class: str | None) -> list[dict]:
+def counting_quotas(tenant: Tenant, priority_class: str | None) -> list[dict]:
     """The tenant's ResourceQuotas that count the workload's pods: its quota, and its priority class's."""
     quota = tenant.quota
     if quota is None:
@@ -153,7 +153,7 @@ def quota_uses(cluster: Cluster, w: Workload, tenant: Tenant, pods: int) -> list
     """What `pods` pods of the workload take of each key of its namespace's quotas, as admission counts them."""
     resources = pod_resources(cluster, w)
     claimed = {r: int(resources.requests[r].value) for r in dra.claimed(resources.requests)}
-    return quota_use([(pods, contract_pod(w, resources))], _quotas(tenant, w.priority_class), claimed=[claimed])
+    return quota_use([(pods, contract_pod(w, resources))], counting_quotas(tenant, w.priority_class), claimed=[claimed])
 
 
 def _quota(cluster: Cluster, w: Workload, a: Autoscale, tenant: Tenant) -> Iterator[Diagnostic]:

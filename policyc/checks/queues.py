@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator
 
 from policyc.diagnostics import Diagnostic, Path, diag, where
-from policyc.ir import Cluster, Tenant
+from policyc.ir import Cluster, Queue, Resources, Tenant
 
 UNKNOWN_RESOURCE_HINT = "remove it, or quota it per namespace (tenants[].quota)"
 
@@ -19,6 +19,12 @@ def unknown_queue_resources(cluster: Cluster, known: Collection[str]) -> Iterato
             for resource in getattr(t.queue, field):
                 if resource not in known:
                     yield t, field, resource, (*t.path, "queue", field, cluster.policy_key(resource))
+
+
+def deserved_apart(q: Queue) -> Resources:
+    """What the queue's written deserved share sets other than its guarantee (resource -> amount): what a backend
+    whose queues know only the guarantee cannot compile."""
+    return {r: a for r, a in q.deserved_given.items() if q.guarantee.get(r) != a}
 
 
 def check(cluster: Cluster) -> Iterator[Diagnostic]:

@@ -139,8 +139,9 @@ def test_a_module_missing_a_member_does_not_conform() -> None:
 
 
 def test_backend_rules_join_the_catalogue_in_a_range_of_their_own() -> None:
-    """Codes are unique across backends, a backend's rules join the catalogue in the family of its name, and its
-    numbered codes share one hundred (PC6xx, PC7xx, ...)."""
+    """Codes are unique across backends, a backend's rules join the catalogue in the family of its name (a rule
+    without a number under its identity, `<backend>/<rule>`), and its numbered codes share one hundred (PC6xx,
+    PC7xx, ...)."""
     import importlib
     from dataclasses import replace
 
@@ -148,11 +149,12 @@ def test_backend_rules_join_the_catalogue_in_a_range_of_their_own() -> None:
     for name, package in SCHEDULERS.items():
         rules = importlib.import_module(f"{package}.codes").RULES
         for rule in rules:
-            assert rule.code not in seen, (rule.code, name, seen.get(rule.code))
-            seen[rule.code] = name
-            assert RULES[rule.code] == replace(rule, family=name)
-            assert RULES[rule.code].id == f"{name}/{rule.name}"
-    hundreds = {n: {code[:3] for code, owner in seen.items() if owner == n and code >= "PC6"} for n in SCHEDULERS}
+            code = rule.code or f"{name}/{rule.name}"
+            assert code not in seen, (code, name, seen.get(code))
+            seen[code] = name
+            assert RULES[code] == replace(rule, family=name, code=code)
+            assert RULES[code].id == f"{name}/{rule.name}"
+    hundreds = {n: {c[:3] for c, owner in seen.items() if owner == n and "PC6" <= c < "PC9"} for n in SCHEDULERS}
     owners = [h for hs in hundreds.values() for h in hs]
     assert len(owners) == len(set(owners)), hundreds
 

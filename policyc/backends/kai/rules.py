@@ -52,7 +52,7 @@ def _queue_fields(cluster: Cluster) -> Iterator[Diagnostic]:
                 hint="remove it; KAI never preempts work of priority 100 or more (it runs it only within the "
                 "queue's quota), and reclaims from queues of higher queue.priority last",
             )
-        differing = [cluster.policy_key(r) for r, amount in q.deserved_given.items() if q.guarantee.get(r) != amount]
+        differing = [cluster.policy_key(r) for r in queues.deserved_apart(q)]
         if differing:
             yield diag(
                 "queue-field-ignored-by-kai",

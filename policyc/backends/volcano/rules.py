@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from policyc.backends.volcano.backend import scheduler_conf_with_origins
 from policyc.backends.volcano.conf.check import check_actions, check_conf
-from policyc.checks import queue_tree
+from policyc.checks import queue_tree, queues
 from policyc.diagnostics import Diagnostic, diag, listing
 from policyc.ir import Cluster, PriorityClass, Tenant, Workload, queue_chain
 
@@ -49,7 +49,7 @@ def _queue_fields(cluster: Cluster) -> Iterator[Diagnostic]:
     plugin, actions = cluster.scheduler.queue_plugin, cluster.scheduler.actions
     for t in cluster.tenants:
         q = t.queue
-        extra = {r: a for r, a in q.deserved_given.items() if q.guarantee.get(r) != a}
+        extra = queues.deserved_apart(q)
         if plugin == "proportion" and extra:
             yield diag(
                 "deserved-ignored",
