@@ -45,7 +45,8 @@ def test_the_site_builds_strictly(tmp_path) -> None:
     built = sorted(p.relative_to(site).as_posix() for p in site.rglob("index.html") if p.parent.name != "search")
     assert len(built) == len(pages), (built, pages)  # every page, and the README's set-up included in the home page
     home = re.sub(r"<[^>]+>", "", (site / "index.html").read_text(encoding="utf-8"))  # text, highlighting undone
-    assert "pip install" in home and "llm-training" in home, "the README's set-up and example are on the home page"
+    for part in ("Platform teams", "pip install", "llm-training"):  # the README's intro, set-up and example
+        assert part in home, f"the home page lacks the README's {part!r}"
     assert (site / "images" / SCREENSHOT.name).read_bytes() == SCREENSHOT.read_bytes()
 
 
