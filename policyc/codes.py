@@ -598,7 +598,7 @@ _RULES: tuple[Rule, ...] = (
         "PC493",
         "no-effect",
         Severity.WARNING,
-        "A field that has no effect where it stands (the README's table of fields that do nothing lists them).",
+        "A field that has no effect where it stands (docs/language.md lists them).",
     ),
     Rule(
         "PC494",

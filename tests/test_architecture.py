@@ -1,6 +1,6 @@
-"""The architecture holds: the README's package map names every package and module of the tree, every import keeps to
-its floors and none goes round in a circle, every module can be imported first, and no two modules share a name for
-different jobs.
+"""The architecture holds: docs/development.md's package map names every package and module of the tree, every import
+keeps to its floors and none goes round in a circle, every module can be imported first, and no two modules share a
+name for different jobs.
 
 The imports are read from the source (ast), all of them: at the top of a module, inside functions (imported when
 called) and for type checking only. An import of a submodule counts as an import of that module, not of the
@@ -91,10 +91,11 @@ def _owner(imported: str, known: dict[str, Path]) -> str:
 
 @cache
 def package_map() -> list[tuple[str, tuple[str, ...], frozenset[str]]]:
-    """The README's package map: (floor, the modules and packages it names, the floors it may import), bottom up."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    """docs/development.md's package map: (floor, the modules and packages it names, the floors it may import),
+    bottom up."""
+    readme = (REPO / "docs" / "development.md").read_text(encoding="utf-8")
     header = "| floor | packages and modules | what they hold | may import |"
-    assert header in readme, "the README's architecture section has no package map"
+    assert header in readme, "docs/development.md's architecture section has no package map"
     rows = []
     for line in readme.split(header, 1)[1].splitlines()[2:]:
         if not line.startswith("|"):

@@ -529,8 +529,8 @@ AI_PROD_EXAMPLE = """\
 
 
 def test_the_full_example_autoscales_within_its_quota(compile_text) -> None:
-    """policies/ai-prod.yaml with the README's example (until it carries one): chat-serving's max within team-b's
-    quota of 80 GPUs per namespace, its queue's 120 and its pools' 182 pods."""
+    """policies/ai-prod.yaml with docs/autoscaling.md's example (until it carries one): chat-serving's max within
+    team-b's quota of 80 GPUs per namespace, its queue's 120 and its pools' 182 pods."""
     source = (POLICIES / "ai-prod.yaml").read_text()
     if "autoscale:" not in source:
         assert "      gpus: 1\n      replicas: 6\n" in source

@@ -380,8 +380,8 @@ def test_explain_and_report_show_each_pools_match_and_size(compile_text) -> None
 
 
 def test_a_pool_moved_from_static_to_nfd_keeps_its_rule_and_what_it_gives(compile_text) -> None:
-    """The README's move: the pool keeps its name, so its NodeFeatureRule keeps its object (Argo CD updates it in
-    place, nothing is pruned) and gives the same labels and taints; only the match changes."""
+    """docs/provisioning/nfd.md's move: the pool keeps its name, so its NodeFeatureRule keeps its object (Argo CD
+    updates it in place, nothing is pruned) and gives the same labels and taints; only the match changes."""
     static = compile_text(
         policy(h100="", l40s=L40S).replace(
             "provisioning: nfd, minNodes: 2, maxNodes: 8", 'provisioning: static, nodes: ["h100-[01-08]"]'

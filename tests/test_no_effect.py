@@ -1,4 +1,4 @@
-"""Fields that do nothing where they stand (PC493): the registry, the README's table and the invalid cases agree;
+"""Fields that do nothing where they stand (PC493): the registry, docs/language.md's table and the invalid cases agree;
 each condition warns exactly where the field has no effect, and only where the policy writes the field; memory in
 decimal units warns with both figures (PC494)."""
 
@@ -79,11 +79,11 @@ def built(text: str) -> Compilation:
     return result
 
 
-# --- the registry, the README and the cases --------------------------------------------------------------------
+# --- the registry, the docs and the cases ----------------------------------------------------------------------
 
 
-def test_the_readme_table_is_the_registry() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+def test_the_documented_table_is_the_registry() -> None:
+    readme = (REPO / "docs" / "language.md").read_text(encoding="utf-8")
     section = readme.split("## Fields that do nothing\n", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| `")]
     assert rows == [f"| `{e.field}` | {e.when} | {e.instead} |" for e in REGISTRY]

@@ -1,28 +1,38 @@
-"""The README's examples work, and CI runs its test command."""
+"""The README's and the documentation's examples work, and CI runs the README's test command."""
 
 from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.conftest import REPO
 
+DOCS = REPO / "docs"
 
-def test_readme_example_compiles(compile_text) -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    example = re.search(r"```yaml\n(.*?)```", readme, re.S).group(1)
+
+@pytest.mark.parametrize(
+    ("page", "template"),
+    [("README.md", "templates/llm-training.yaml"), ("docs/language.md", "templates/llm-training.yaml")],
+)
+def test_the_example_policy_of_a_page_compiles(compile_text, page: str, template: str) -> None:
+    """The README's short example and the language page's full one: the first YAML block of each."""
+    text = (REPO / page).read_text(encoding="utf-8")
+    example = re.search(r"```yaml\n(.*?)```", text, re.S).group(1)
+    assert example.startswith(("apiVersion:", "# yaml-language-server:")), example[:80]
     result = compile_text(example.replace("← editors validate and explain as you type", ""))
     assert result.ok and not result.report.diagnostics, [
         f"{d.line}:{d.column} {d.message}" for d in result.report.diagnostics
     ]
-    assert "templates/llm-training.yaml" in result.files
+    assert template in result.files
 
 
-def test_readme_library_example_runs(monkeypatch) -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    example = re.search(r"```python\n(.*?)```", readme, re.S).group(1)
+def test_the_library_example_runs(monkeypatch) -> None:
+    page = (DOCS / "commands.md").read_text(encoding="utf-8")
+    example = re.search(r"```python\n(.*?)```", page, re.S).group(1)
     monkeypatch.chdir(REPO)
     scope: dict = {}
-    exec(compile(example, "README.md", "exec"), scope)  # the documented five lines, as a user would run them
+    exec(compile(example, "docs/commands.md", "exec"), scope)  # the documented five lines, as a user would run them
     assert scope["result"].ok and "kustomization.yaml" in scope["manifests"]
 
 

@@ -1,4 +1,4 @@
-"""Defaults by Kubernetes version are one rule (`policyc.k8s.versions`): the README's table states it, and each
+"""Defaults by Kubernetes version are one rule (`policyc.k8s.versions`): docs/language.md's table states it, and each
 supported minor version gets what the table says, `admission: {}` and no `admission` building on every one."""
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def minor(version: str) -> int:
 def test_the_supported_versions_cover_every_boundary() -> None:
     """The boundaries below are 1.30, 1.34 and 1.36: the supported versions must reach both sides of each."""
     assert SUPPORTED[0] == "1.25" and SUPPORTED[-1] == "1.37", SUPPORTED
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "docs" / "language.md").read_text(encoding="utf-8")
     assert f"verifies against ({SUPPORTED[0]} to {SUPPORTED[-1]} today" in readme
 
 
@@ -96,7 +96,7 @@ def test_dra_tiers_from_1_34(version: str) -> None:
 
 
 def _covers(cell: str, version: str) -> bool:
-    """Whether the README's first column ('before 1.30', '1.30 to 1.33', '1.34, 1.35', '1.36 and later') names it."""
+    """Whether the table's first column ('before 1.30', '1.30 to 1.33', '1.34, 1.35', '1.36 and later') names it."""
     numbers = [int(n) for n in re.findall(r"1\.(\d+)", cell)]
     if cell.startswith("before"):
         return minor(version) < numbers[0]
@@ -107,8 +107,8 @@ def _covers(cell: str, version: str) -> bool:
     return minor(version) in numbers
 
 
-def test_the_readme_table_is_the_rule() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+def test_the_documented_table_is_the_rule() -> None:
+    readme = (REPO / "docs" / "language.md").read_text(encoding="utf-8")
     section = readme.split("## Kubernetes versions\n", 1)[1].split("\n## ", 1)[0]
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in section.splitlines() if line.startswith("| ")]
     header, *rows = rows

@@ -8,7 +8,7 @@ pool whose provisioner is not `REGISTERS_TAINTED`, such as a static pool's):
 - `nodes/release.sh`: removes that taint from each node that carries its pool's label (`<domain>/node.pool`) and
   every taint of its pool, whoever set them (a NodeFeatureRule, `nodes/apply.sh`); a node missing any keeps it.
   Nothing in the cluster removes it by itself (a NodeFeatureRule cannot remove a taint): running the script when
-  nodes join is part of their set-up, as the README says.
+  nodes join is part of their set-up, as docs/provisioning/registration.md says.
 
 Neither is a Kubernetes object: they sit under `nodes/`, which Argo CD does not apply.
 """

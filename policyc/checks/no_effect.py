@@ -1,7 +1,7 @@
 """Fields that have no effect where they stand (PC493). Each is declared once, in `REGISTRY`: where it stands, when
 it does nothing, what to write instead, and the condition, asked of each item the field is written in. `check` is
 the one place that asks them, and only where the policy writes the field: a default that does nothing is no
-mistake. The README's table "Fields that do nothing" lists the registry, and a test holds the two to each other.
+mistake. The table of docs/language.md lists the registry, and a test holds the two to each other.
 
 A field whose value merely equals its default is not here: it still says what happens. Neither are the fields a
 backend has no equivalent for, which its own rules report with their own codes (queue fields, a PyTorchJob's gang
@@ -35,12 +35,12 @@ class Idle:
 @dataclass(frozen=True, slots=True, eq=False)
 class NoEffect:
     field: str
-    """Where it stands, as the README names it: `workloads[].minMember` (in each item of a list of spec) or
+    """Where it stands, as docs/language.md names it: `workloads[].minMember` (in each item of a list of spec) or
     `admission.mutatingAdmissionPolicyBeta` (under spec)."""
     when: str
-    """When it does nothing (the README's words)."""
+    """When it does nothing (the words of docs/language.md)."""
     instead: str
-    """What to do instead (the README's words)."""
+    """What to do instead (the words of docs/language.md)."""
     idle: Callable[[Cluster, Any, Written], Idle | None]
     """Why it does nothing for one item (a workload, pool or tenant; the cluster for a field under spec), or None
     where it has an effect."""
@@ -366,4 +366,4 @@ REGISTRY: tuple[NoEffect, ...] = (
         _zone,
     ),
 )
-"""Every field that can have no effect where it stands, in the order of the README's table (by field)."""
+"""Every field that can have no effect where it stands, in the order of the table in docs/language.md (by field)."""

@@ -1,8 +1,8 @@
 """What a Kubernetes minor version serves that policyc's output depends on, and the defaults that follow from it.
 
 This is the one rule every version-dependent choice reads (the admission mode a policy does not state, the
-MutatingAdmissionPolicy API that injection uses, whether DRA tiers are possible); the README's "Kubernetes versions"
-table states it, and a test holds the two to each other.
+MutatingAdmissionPolicy API that injection uses, whether DRA tiers are possible); the "Kubernetes versions"
+table of docs/language.md states it, and a test holds the two to each other.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ Both orders follow from what each object needs created before it (`policyc.k8s.d
 
 Custom resources carry ``SkipDryRunOnMissingResource=true`` so that a first sync does not fail before their CRDs
 exist. Namespaces carry ``Prune=false``: a tenant deleted from the policy must not take its namespace, and every job
-and volume claim in it, with it when an application prunes (the README says how to retire a tenant).
+and volume claim in it, with it when an application prunes (docs/gitops.md says how to retire a tenant).
 """
 
 from __future__ import annotations

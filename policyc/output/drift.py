@@ -114,7 +114,7 @@ def immutable_changes(cluster: Cluster, directory: str | os.PathLike[str]) -> li
                         f"{PRIORITY_CLASSES}; the API server refuses that in place, so every sync would fail",
                         (*c.path, name),
                         hint=f"keep {before}, or add the class under a new name, move workloads to it and drop "
-                        f"'{c.name}' (README: changing a priority class)",
+                        f"'{c.name}' (docs/gitops.md: changing a priority class)",
                     )
                 )
     return out

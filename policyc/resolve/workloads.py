@@ -217,8 +217,8 @@ def _elastic(ctx: Context, w: m.Workload, i: int, kind: str) -> tuple[int, int] 
         else None
     )  # fmt: skip
     if problem:
-        ctx.report(diag("invalid-value", f"workload '{w.name}': {problem}", at, hint="see the README's "
-                        "'Distributed training'"))  # fmt: skip
+        ctx.report(diag("invalid-value", f"workload '{w.name}': {problem}", at, hint="see 'Distributed training' in "
+                        "docs/training.md"))  # fmt: skip
         return None
     return e.min_replicas, e.max_replicas
 

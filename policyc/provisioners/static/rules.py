@@ -1,8 +1,8 @@
 """The static provisioner's rules on a policy: the taints of its pools that Node Feature Discovery refuses to set,
 where the pools' NodeFeatureRules are on. The rule leaves them out, so a node that joins keeps its registration taint
 (`nodes/release.sh` waits for every taint of its pool) until nodes/apply.sh sets them. A label NFD refuses is left
-out too, and said so in the README, but not reported: a node without it is released all the same, and labels only
-draw pods (the kubelet's --node-labels or nodes/apply.sh set it)."""
+out too, and said so in docs/provisioning/static.md, but not reported: a node without it is released all the same,
+and labels only draw pods (the kubelet's --node-labels or nodes/apply.sh set it)."""
 
 from __future__ import annotations
 
