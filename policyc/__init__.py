@@ -9,22 +9,25 @@ import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from policyc.compiler import Compilation
+    from policyc.compiler import Compilation, StageHook
 
 __version__ = "0.1.0"
 __all__ = ["__version__", "compile"]
 
 
-def compile(source: str | os.PathLike[str], *, name: str | None = None) -> Compilation:
+def compile(
+    source: str | os.PathLike[str], *, name: str | None = None, on_stage: StageHook | None = None
+) -> Compilation:
     """Compile a policy: `source` is its text (a str) or the path of its file (a `pathlib.Path` or other
     path-like). `name` is how diagnostics and generated file headers name it (default: the path, or '<policy>').
 
     Returns the `Compilation`: `.ok`, `.report.diagnostics`, `.artifacts` (the objects, with the policy lines they
     come from) and `.files` (path -> bytes, as `policyc build` writes them). Nothing is written, and the host's
-    garbage-collector settings are as they were once it returns.
+    garbage-collector settings are as they were once it returns. `on_stage`, if given, is called as each stage ends
+    (`policyc.compiler.STAGES`) with its name and the compilation so far, for a progress display.
     """
     from policyc.compiler import TEXT_NAME, compile_file, compile_text
 
     if isinstance(source, str):
-        return compile_text(source, name or TEXT_NAME)
-    return compile_file(source, name)
+        return compile_text(source, name or TEXT_NAME, on_stage)
+    return compile_file(source, name, on_stage)

@@ -46,34 +46,46 @@ class Compilation:
         return not self.report.failed
 
 
+STAGES = ("load", "parse", "check", "emit", "verify", "prove", "render")
+"""The stages a compile times (`Compilation.timings`), in the order they run; check includes resolving the policy."""
+
+StageHook = Callable[[str, Compilation], None]
+"""Told the name of each stage as it ends, with the compilation so far (which a progress display counts)."""
+
+
 class _Clock:
-    def __init__(self, timings: dict[str, float]):
-        self.timings = timings
+    def __init__(self, result: Compilation, on_stage: StageHook | None):
+        self.result, self.on_stage = result, on_stage
         self.last = time.perf_counter()
 
     def lap(self, stage: str) -> None:
         now = time.perf_counter()
-        self.timings[stage] = self.timings.get(stage, 0.0) + now - self.last
+        timings = self.result.timings
+        timings[stage] = timings.get(stage, 0.0) + now - self.last
         self.last = now
+        if self.on_stage is not None:
+            self.on_stage(stage, self.result)
 
 
 TEXT_NAME = "<policy>"
 """How diagnostics name a policy compiled from text without a name."""
 
 
-def compile_file(path: str | os.PathLike[str], display_name: str | None = None) -> Compilation:
+def compile_file(
+    path: str | os.PathLike[str], display_name: str | None = None, on_stage: StageHook | None = None
+) -> Compilation:
     """Compile the policy at `path`; `display_name` is how diagnostics name the file."""
     from policyc.language.load import load_file
 
     name = display_name or os.fspath(path)
-    return _paused_gc(lambda: _compile(lambda: load_file(path, name), name))
+    return _paused_gc(lambda: _compile(lambda: load_file(path, name), name, on_stage))
 
 
-def compile_text(text: str, name: str = TEXT_NAME) -> Compilation:
+def compile_text(text: str, name: str = TEXT_NAME, on_stage: StageHook | None = None) -> Compilation:
     """Compile policy text; `name` is how diagnostics (and generated file headers) name it."""
     from policyc.language.load import load_bytes
 
-    return _paused_gc(lambda: _compile(lambda: load_bytes(text.encode("utf-8"), name), name))
+    return _paused_gc(lambda: _compile(lambda: load_bytes(text.encode("utf-8"), name), name, on_stage))
 
 
 def _paused_gc(build: Callable[[], Compilation]) -> Compilation:
@@ -91,7 +103,7 @@ def _paused_gc(build: Callable[[], Compilation]) -> Compilation:
             gc.enable()
 
 
-def _compile(load: Callable[[], Document], name: str) -> Compilation:
+def _compile(load: Callable[[], Document], name: str, on_stage: StageHook | None) -> Compilation:
     from policyc import registry
     from policyc.checks import run_checks
     from policyc.checks.written import Written
@@ -103,7 +115,7 @@ def _compile(load: Callable[[], Document], name: str) -> Compilation:
     from policyc.tenancy.proof import check as prove_tenancy
 
     result = Compilation(Report(name))
-    report, clock = result.report, _Clock(result.timings)
+    report, clock = result.report, _Clock(result, on_stage)
     read = _read(load, report, clock)
     if read is None:
         return result

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -36,10 +37,18 @@ def test_the_library_example_runs(monkeypatch) -> None:
     assert scope["result"].ok and "kustomization.yaml" in scope["manifests"]
 
 
-def test_ci_runs_the_readme_test_command_in_parallel() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    commands = re.search(r"## Set-up\n.*?```sh\n(.*?)```", readme, re.S).group(1).splitlines()
-    test_command = commands[1].partition("#")[0].strip()  # the second: install with the test extra, run the tests
+def setup_commands(checkout: Path = REPO) -> list[str]:
+    """The README's two set-up commands, as written (each line of the block under "Set-up", less its comment): the
+    first builds the example, the second runs the tests."""
+    readme = (checkout / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"## Set-up\n.*?```sh\n(.*?)```", readme, re.S).group(1)
+    commands = [line.partition("  #")[0].strip() for line in block.splitlines()]
+    assert len(commands) == 2, commands
+    return commands
+
+
+def test_ci_runs_the_readme_commands_and_the_tests_in_parallel() -> None:
+    build, test = setup_commands()
     ci = [line for line in (REPO / ".ci" / "run").read_text().splitlines() if line and not line.startswith("#")]
-    assert ci[-1] == test_command, "the last step of .ci/run is the README's test command"
-    assert test_command.endswith("pytest -n auto"), test_command
+    assert ci[-2:] == [build, test], "the last two steps of .ci/run are the README's set-up commands"
+    assert test.endswith("pytest -n auto"), test

@@ -72,6 +72,14 @@ def main() -> None:
     """Compile a GPU cluster policy into verified Kubernetes and batch scheduler manifests."""
 
 
+_quiet_option = click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="No progress display on a terminal and no summary line: only diagnostics and errors.",
+)
+
+
 @main.command()
 @click.argument("policy", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "output", required=True, type=click.Path(file_okay=False),
@@ -79,34 +87,42 @@ def main() -> None:
 @click.option("--check", is_flag=True,
               help="Write nothing; exit 1 and show a diff if the output directory differs from the build.")  # fmt: skip
 @_format_option
-def build(policy: str, output: str, check: bool, fmt: str) -> None:
+@_quiet_option
+def build(policy: str, output: str, check: bool, fmt: str, quiet: bool) -> None:
     """Compile POLICY and write the generated tree to the output directory."""
+    from policyc.commands.progress import shown
+    from policyc.output.drift import compare, immutable_changes
     from policyc.output.write import OutputError, write_tree
 
-    compilation = compile_policy(Path(policy), name=policy)
-    if compilation.ok and compilation.cluster is not None:
-        from policyc.output.drift import immutable_changes
-
-        compilation.report.extend(immutable_changes(compilation.cluster, output))
+    drift = refused = None
+    with shown(("compare" if check else "write",), quiet=quiet) as progress:
+        progress.begin(policy)
+        compilation = compile_policy(Path(policy), name=policy, on_stage=progress.lap)
+        if compilation.ok and compilation.cluster is not None:
+            compilation.report.extend(immutable_changes(compilation.cluster, output))
+        if compilation.ok and check:
+            drift = compare(compilation.files, output)
+        elif compilation.ok:
+            try:
+                write_tree(compilation.files, output)
+            except OutputError as e:
+                refused = e
     _emit_diagnostics([compilation], fmt)
     if not compilation.ok:
         sys.exit(EXIT_FAILED)
-    if check:
-        from policyc.output.drift import compare
-
-        drift = compare(compilation.files, output)
-        if drift.clean:
-            click.echo(f"{output} is up to date with {policy}", err=True)
-            return
+    if refused is not None:
+        click.echo(f"policyc: {refused}", err=True)
+        sys.exit(EXIT_USAGE)
+    if drift is not None and not drift.clean:
         click.echo(drift.render(output), nl=False)
         click.echo(f"{output} differs from what {policy} builds: run `policyc build {policy} -o {output}`", err=True)
         sys.exit(EXIT_FAILED)
-    try:
-        write_tree(compilation.files, output)
-    except OutputError as e:
-        click.echo(f"policyc: {e}", err=True)
-        sys.exit(EXIT_USAGE)
-    click.echo(f"{policy}: wrote {len(compilation.files)} files to {output}", err=True)
+    if quiet:
+        return
+    if drift is not None:
+        click.echo(f"{output} is up to date with {policy}", err=True)
+    else:
+        click.echo(f"{policy}: wrote {len(compilation.files)} files to {output}", err=True)
 
 
 _MENTIONS_POLICY_API = re.compile(rb"""apiVersion['"]?\s*:\s*['"]?policyc\.io/""")
@@ -148,10 +164,17 @@ def _is_policy(path: str) -> bool:
               "policyc.io/<version> and kind ClusterPolicy), for hooks that see every YAML file. A file that "
               "mentions a policyc.io apiVersion but cannot be loaded is validated, to show why.")  # fmt: skip
 @_format_option
-def validate(policies: tuple[str, ...], only_policies: bool, fmt: str) -> None:
+@_quiet_option
+def validate(policies: tuple[str, ...], only_policies: bool, fmt: str, quiet: bool) -> None:
     """Run every check and verification on each POLICY; write nothing (the pre-commit path)."""
+    from policyc.commands.progress import shown
 
-    compilations = [compile_policy(Path(p), name=p) for p in policies if not only_policies or _is_policy(p)]
+    chosen = [p for p in policies if not only_policies or _is_policy(p)]
+    compilations = []
+    with shown(policies=len(chosen), quiet=quiet) as progress:
+        for policy in chosen:
+            progress.begin(policy)
+            compilations.append(compile_policy(Path(policy), name=policy, on_stage=progress.lap))
     _emit_diagnostics(compilations, fmt)
     sys.exit(EXIT_OK if all(c.ok for c in compilations) else EXIT_FAILED)
 
