@@ -45,8 +45,8 @@ def on_terminal() -> bool:
 class Progress:
     """The line of one command: the policies it compiles, each through `STAGES` and then the command's own stages.
 
-    The compiler's thread updates the state and the line's thread reads it, both under one lock, which also keeps
-    the two from writing to stderr at once."""
+    The command's thread updates the state as the compiler tells it and the line's thread reads it, both under one
+    lock, which also keeps the two from writing to stderr at once."""
 
     def __init__(self, stages: tuple[str, ...], policies: int, *, live: bool) -> None:
         self.stages, self.policies, self.live = stages, policies, live
