@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 DIAGNOSTIC_FORMATS = ("text", "json", "github", "sarif")
+STDOUT = "-"
+"""The output 'directory' that stands for standard output (`build -o -`)."""
 
 _format_option = click.option(
     "--format",
@@ -75,7 +77,8 @@ def main() -> None:
 @main.command()
 @click.argument("policy", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "output", required=True, type=click.Path(file_okay=False),
-              help="Directory to write (replaced as a whole; created if missing).")  # fmt: skip
+              help="Directory to write (replaced as a whole; created if missing), or - to print what Argo CD "
+              "applies (the objects kustomization.yaml lists, in its order) as one YAML stream.")  # fmt: skip
 @click.option("--check", is_flag=True,
               help="Write nothing; exit 1 and show a diff if the output directory differs from the build.")  # fmt: skip
 @_format_option
@@ -83,14 +86,24 @@ def build(policy: str, output: str, check: bool, fmt: str) -> None:
     """Compile POLICY and write the generated tree to the output directory."""
     from policyc.output.write import OutputError, write_tree
 
+    to_stdout = output == STDOUT
+    if to_stdout and (check or fmt != "text"):
+        raise click.UsageError("-o - prints the objects on standard output: --check and --format other than text "
+                               "need an output directory")  # fmt: skip
     compilation = compile_policy(Path(policy), name=policy)
-    if compilation.ok and compilation.cluster is not None:
+    if compilation.ok and compilation.cluster is not None and not to_stdout:
         from policyc.output.drift import immutable_changes
 
         compilation.report.extend(immutable_changes(compilation.cluster, output))
     _emit_diagnostics([compilation], fmt)
     if not compilation.ok:
         sys.exit(EXIT_FAILED)
+    if to_stdout:
+        from policyc.output.write import render_stream
+
+        cluster = compilation.cluster
+        click.echo(render_stream(compilation.artifacts, cluster.name, cluster.source), nl=False)  # type: ignore[union-attr]
+        return
     if check:
         from policyc.output.drift import compare
 
@@ -154,6 +167,17 @@ def validate(policies: tuple[str, ...], only_policies: bool, fmt: str) -> None:
     compilations = [compile_policy(Path(p), name=p) for p in policies if not only_policies or _is_policy(p)]
     _emit_diagnostics(compilations, fmt)
     sys.exit(EXIT_OK if all(c.ok for c in compilations) else EXIT_FAILED)
+
+
+@main.command("find")
+@click.argument("directory", default=".", type=click.Path(exists=True, file_okay=False))
+def find_policies(directory: str) -> None:
+    """List the policyc policies in DIRECTORY (default: the current one), by content as `validate --only-policies`
+    tells them: the names of its .yaml and .yml files that are, one a line, sorted; nothing if none (Argo CD's plugin
+    discovery)."""
+    for path in sorted(Path(directory).iterdir()):
+        if path.suffix in (".yaml", ".yml") and path.is_file() and _is_policy(str(path)):
+            click.echo(path.name)
 
 
 @main.command()
