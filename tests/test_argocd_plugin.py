@@ -231,3 +231,20 @@ def test_find_lists_policies_by_content(tmp_path) -> None:
     empty = tmp_path / "sub" / "empty"
     empty.mkdir()
     assert CliRunner().invoke(main, ["find", str(empty)]).stdout == ""
+
+
+def test_the_docs_install_and_use_the_plugin() -> None:
+    """docs/argocd-plugin.md: the sidecar as Argo CD requires it, and an Application naming the plugin and its
+    parameter as plugin.yaml declares them."""
+    page = (REPO / "docs" / "argocd-plugin.md").read_text()
+    blocks = [YAML(typ="safe", pure=True).load(b) for b in re.findall(r"```yaml\n(.*?)```", page, re.S)]
+    patch, application = blocks
+    (sidecar,) = patch["spec"]["template"]["spec"]["containers"]
+    assert sidecar["command"] == ["/var/run/argocd/argocd-cmp-server"]
+    assert sidecar["securityContext"]["runAsUser"] == 999
+    mounts = {m["name"]: m["mountPath"] for m in sidecar["volumeMounts"]}
+    assert mounts["var-files"] == "/var/run/argocd" and mounts["plugins"] == "/home/argocd/cmp-server/plugins"
+    plugin = application["spec"]["source"]["plugin"]
+    assert plugin["name"] == f"{PLUGIN['metadata']['name']}-{PLUGIN['spec']['version']}"
+    announced = {p["name"] for p in PLUGIN["spec"]["parameters"]["static"]}
+    assert {p["name"] for p in plugin["parameters"]} <= announced

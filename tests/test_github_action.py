@@ -221,3 +221,17 @@ def test_the_action_installs_policyc_from_its_own_source(workspace, tmp_path) ->
     assert run.fate["Install policyc"] == "succeeded", run.logs
     assert not run.failed and run.outputs["validate"]["status"] == "0"
     assert run.path.startswith(f"{run.temp / 'policyc' / 'bin'}:")
+
+
+def test_the_docs_show_the_action_in_the_workflow() -> None:
+    """docs/github-action.md shows docs/github-workflow.yaml as it is, and documents every input and output."""
+    page = (REPO / "docs" / "github-action.md").read_text()
+    workflow_text = (REPO / "docs" / "github-workflow.yaml").read_text()
+    assert f"```yaml\n{workflow_text}```\n" in page
+    workflow = YAML(typ="safe", pure=True).load(workflow_text)
+    assert workflow["permissions"]["security-events"] == "write"
+    steps = workflow["jobs"]["policy"]["steps"]
+    assert [s for s in steps if s.get("uses", "").startswith("<org>/policyc@")]
+    for section, names in (("## Inputs", ACTION["inputs"]), ("## Outputs", ACTION["outputs"])):
+        table = page.split(section, 1)[1].split("\n## ", 1)[0]
+        assert re.findall(r"^\| `([\w-]+)` \|", table, re.M) == list(names), section
