@@ -158,6 +158,13 @@ def test_several_policies_and_none(policies, path, tmp_path) -> None:
     assert none.returncode == 1 and none.stdout == "" and "no policy in kyverno" in none.stderr
 
 
+@pytest.mark.parametrize("outside", ["/etc/hostname", "../policies/minimal.yaml", "sub/../../x.yaml", ".."])
+def test_the_policy_must_be_inside_the_application(outside, policies, path) -> None:
+    result = _generate(policies, _app_env(path, "policies", parameters={"policy": outside}))
+    assert result.returncode == 1 and result.stdout == ""
+    assert f"the policy must be a path inside the application's directory, not {outside}" in result.stderr
+
+
 def test_a_policy_with_errors_generates_nothing(policies, path, tmp_path) -> None:
     """Argo CD must get an error, not an empty stream: with pruning, an empty one deletes everything."""
     broken = tmp_path / "broken"
