@@ -82,3 +82,14 @@ def compile_text(tmp_path):
         return compile_file(path, name)
 
     return run
+
+
+def policyc_command(directory: Path) -> str:
+    """A `policyc` command in `directory`, as an installed console script is, running this checkout's policyc with
+    this interpreter (for tests that run what a user's tools run: Argo CD's plugin, the GitHub Action); a PATH
+    with it first."""
+    directory.mkdir(parents=True, exist_ok=True)
+    script = directory / "policyc"
+    script.write_text(f'#!/bin/sh\nPYTHONPATH="{REPO}" exec "{sys.executable}" -m policyc "$@"\n')
+    script.chmod(0o755)
+    return f"{directory}{os.pathsep}{os.environ['PATH']}"

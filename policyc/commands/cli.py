@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 DIAGNOSTIC_FORMATS = ("text", "json", "github", "sarif")
+STDOUT = "-"
+"""The output 'directory' that stands for standard output (`build -o -`)."""
 
 _format_option = click.option(
     "--format",
@@ -83,26 +85,31 @@ _quiet_option = click.option(
 @main.command()
 @click.argument("policy", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "output", required=True, type=click.Path(file_okay=False),
-              help="Directory to write (replaced as a whole; created if missing).")  # fmt: skip
+              help="Directory to write (replaced as a whole; created if missing), or - to print what Argo CD "
+              "applies (the objects kustomization.yaml lists, in its order) as one YAML stream.")  # fmt: skip
 @click.option("--check", is_flag=True,
               help="Write nothing; exit 1 and show a diff if the output directory differs from the build.")  # fmt: skip
 @_format_option
 @_quiet_option
 def build(policy: str, output: str, check: bool, fmt: str, quiet: bool) -> None:
-    """Compile POLICY and write the generated tree to the output directory."""
+    """Compile POLICY and write the generated tree to the output directory (or print it as a stream, with -o -)."""
     from policyc.commands.progress import shown
     from policyc.output.drift import compare, immutable_changes
-    from policyc.output.write import OutputError, write_tree
+    from policyc.output.write import OutputError, render_stream, write_tree
 
+    to_stdout = output == STDOUT
+    if to_stdout and (check or fmt != "text"):
+        raise click.UsageError("-o - prints the objects on standard output: --check and --format other than text "
+                               "need an output directory")  # fmt: skip
     drift = refused = None
     with shown(("compare" if check else "write",), quiet=quiet) as progress:
         progress.begin(policy)
         compilation = compile_policy(Path(policy), name=policy, on_stage=progress.lap)
-        if compilation.ok and compilation.cluster is not None:
+        if compilation.ok and compilation.cluster is not None and not to_stdout:
             compilation.report.extend(immutable_changes(compilation.cluster, output))
         if compilation.ok and check:
             drift = compare(compilation.files, output)
-        elif compilation.ok:
+        elif compilation.ok and not to_stdout:
             try:
                 write_tree(compilation.files, output)
             except OutputError as e:
@@ -110,6 +117,10 @@ def build(policy: str, output: str, check: bool, fmt: str, quiet: bool) -> None:
     _emit_diagnostics([compilation], fmt)
     if not compilation.ok:
         sys.exit(EXIT_FAILED)
+    if to_stdout:
+        cluster = compilation.cluster
+        click.echo(render_stream(compilation.artifacts, cluster.name, cluster.source), nl=False)  # type: ignore[union-attr]
+        return
     if refused is not None:
         click.echo(f"policyc: {refused}", err=True)
         sys.exit(EXIT_USAGE)
@@ -177,6 +188,17 @@ def validate(policies: tuple[str, ...], only_policies: bool, fmt: str, quiet: bo
             compilations.append(compile_policy(Path(policy), name=policy, on_stage=progress.lap))
     _emit_diagnostics(compilations, fmt)
     sys.exit(EXIT_OK if all(c.ok for c in compilations) else EXIT_FAILED)
+
+
+@main.command("find")
+@click.argument("directory", default=".", type=click.Path(exists=True, file_okay=False))
+def find_policies(directory: str) -> None:
+    """List the policyc policies in DIRECTORY (default: the current one), by content as `validate --only-policies`
+    tells them: the names of its .yaml and .yml files that are, one a line, sorted; nothing if none (Argo CD's plugin
+    discovery)."""
+    for path in sorted(Path(directory).iterdir()):
+        if path.suffix in (".yaml", ".yml") and path.is_file() and _is_policy(str(path)):
+            click.echo(path.name)
 
 
 @main.command()

@@ -61,9 +61,23 @@ def render(artifacts: list[Artifact], policy: str, source: str) -> dict[str, Out
             head += "# A template for teams to copy; Argo CD does not apply it.\n"
         if not a.synced:  # a directory app must not apply it either (kustomize mode applies only what is listed)
             head += "# +argocd:skip-file-rendering\n"
-        objects = sorted((m.obj for m in a.manifests), key=_sort_key)
-        files[a.path] = OutputFile((head + yaml_emitter.dump_all(objects)).encode())
+        files[a.path] = OutputFile((head + yaml_emitter.dump_all(_objects(a))).encode())
     return dict(sorted(files.items()))
+
+
+def _objects(artifact: Artifact) -> list[dict]:
+    """The objects of a file in the order it holds them."""
+    return sorted((m.obj for m in artifact.manifests), key=_sort_key)
+
+
+def render_stream(artifacts: list[Artifact], policy: str, source: str) -> bytes:
+    """What Argo CD applies as one multi-document YAML stream (`policyc build -o -`, the Argo CD plugin): the objects
+    of the files kustomization.yaml lists, in its order, each file's in theirs: what `kubectl kustomize` prints for the
+    output directory. Files it does not list (templates, node scripts, provisioning plans) are not part of it."""
+    by_path = {a.path: a for a in artifacts}
+    listed = by_path[MARKER_FILE].manifests[0].obj["resources"]
+    objects = [obj for path in listed for obj in _objects(by_path[path])]
+    return (header(policy, source) + yaml_emitter.dump_all(objects)).encode()
 
 
 class OutputError(Exception):
