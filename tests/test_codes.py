@@ -1,5 +1,5 @@
 """The catalogue's two names per rule (code and identity), `policyc codes`, and the files generated from it: the
-examples and fixes (package data, from the invalid cases) and the reference in docs/codes.md."""
+examples and fixes (package data, from the invalid cases) and the reference in docs/codes/, a page per code."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from policyc import codes
 from policyc.codes import Rule, Severity
+from policyc.commands import codes as code_pages
 from policyc.commands.cli import main
 from policyc.diagnostics import Report, diag
 from policyc.output import formats
@@ -255,18 +256,57 @@ def test_an_example_shows_the_lines_the_diagnostic_and_the_fix_are_on_under_thei
     assert gen.visible("a\tb\udcfc\x00") == "a\\tb\\xfc\\x00"
 
 
-def test_the_reference_in_docs_is_the_catalogue() -> None:
-    result = codes_cli("--format", "markdown")
-    assert result.exit_code == 0
-    reference = REPO / "docs" / "codes.md"
-    assert reference.read_text(encoding="utf-8") == result.stdout, (
-        "docs/codes.md differs from the catalogue: run policyc codes --format markdown > docs/codes.md"
+def test_the_reference_in_docs_is_what_the_generator_writes(tmp_path) -> None:
+    result = codes_cli("--format", "markdown", "--output-dir", str(tmp_path / "codes"))
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    written = {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "codes").iterdir()}
+    checked_in = {p.name: p.read_text(encoding="utf-8") for p in (REPO / "docs" / "codes").iterdir()}
+    assert checked_in == written, (
+        "docs/codes/ differs from the catalogue: run policyc codes --format markdown --output-dir docs/codes"
+        f" (stale: {sorted(checked_in.keys() - written.keys())})"
     )
+
+
+def test_every_code_has_its_page_linked_from_the_index() -> None:
+    pages = REPO / "docs" / "codes"
+    index = (pages / "index.md").read_text(encoding="utf-8")
+    assert len(list(pages.glob("*.md"))) == len(codes.RULES) + 1  # a page per rule, and the index
     for r in codes.RULES.values():
-        assert f"| `{r.id}` | {r.severity} |" in result.stdout
-        assert (f"\n## {r.code} {r.name}\n" if r.numbered else f"\n## {r.id}\n") in result.stdout
+        title = f"{r.code} {r.name}" if r.numbered else r.id
+        page = pages / (title.lower().replace("/", "-").replace(" ", "-") + ".md")
+        text = page.read_text(encoding="utf-8")
+        assert text.startswith(f"# {title}\n\n`{r.id}` · {r.severity}\n"), page
+        assert f"| [{r.code}]({page.name}) | `{r.id}` | {r.severity} |" in index
+    pc414 = (pages / "pc414-guarantee-exceeds-capacity.md").read_text(encoding="utf-8")
+    assert "```yaml\n" in pc414 and "```text\nerror PC414: " in pc414 and "The fix its hint gives:" in pc414
+
+
+def test_a_code_in_markdown_is_its_page() -> None:
+    result = codes_cli("PC414", "--format", "markdown")
+    assert result.exit_code == 0
+    assert result.stdout == (REPO / "docs" / "codes" / "pc414-guarantee-exceeds-capacity.md").read_text("utf-8")
+
+
+@pytest.mark.parametrize("args", [["PC414", "--format", "markdown"], ["--format", "json"], []])
+def test_pages_are_written_only_as_the_whole_markdown_reference(args: list[str], tmp_path) -> None:
+    result = codes_cli(*args, "--output-dir", str(tmp_path / "codes"))
+    assert result.exit_code == 2
+    assert "--output-dir writes the whole Markdown reference" in result.output
+    assert not (tmp_path / "codes").exists()
+
+
+def test_the_site_lists_every_code_page_by_family() -> None:
+    """The navigation tools/mkdocs_hooks.py adds: each family's pages, in the catalogue's order."""
+    sections = {family: pages for entry in code_pages.nav("codes") for family, pages in entry.items()}
+    assert list(sections)[:3] == ["file", "shape", "kubernetes"]
+    assert sections["file"][:2] == ["codes/pc001-unreadable-file.md", "codes/pc002-yaml-syntax.md"]
+    assert "codes/meaning-guarantee-waits-for-scale-up.md" in sections["meaning"]
+    listed = [page for pages in sections.values() for page in pages]
+    assert sorted(listed) == sorted(f"codes/{p.name}" for p in (REPO / "docs" / "codes").glob("*.md")
+                                    if p.name != "index.md")  # fmt: skip
 
 
 def test_the_readme_points_to_the_reference() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert "(docs/codes.md)" in readme and "`policyc codes" in readme
+    assert "(docs/codes/index.md)" in readme and "`policyc codes" in readme

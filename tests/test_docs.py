@@ -48,6 +48,10 @@ def test_the_site_builds_strictly(tmp_path) -> None:
     for part in ("Platform teams", "pip install", "llm-training"):  # the README's intro, set-up and example
         assert part in home, f"the home page lacks the README's {part!r}"
     assert (site / "images" / SCREENSHOT.name).read_bytes() == SCREENSHOT.read_bytes()
+    language = re.sub(r"\s+", " ", (site / "language" / "index.html").read_text(encoding="utf-8"))
+    link = re.search(r'<a href="../codes/pc414-guarantee-exceeds-capacity/" class="md-nav__link">(.*?)</a>', language)
+    assert link and re.sub(r"<[^>]+>", "", link.group(1)).strip() == "PC414 guarantee-exceeds-capacity"  # in the nav
+    assert len(list((site / "codes").glob("*/index.html"))) == len(list((DOCS / "codes").glob("*.md"))) - 1
 
 
 def _anchors(markdown_file: Path) -> set[str]:
@@ -80,8 +84,9 @@ def test_the_anchor_rule_is_mkdocs_own() -> None:
 def test_the_readme_is_short_and_points_to_every_top_page() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert len(readme.splitlines()) <= 100
-    top = {p.relative_to(REPO).as_posix() for p in DOCS.glob("*.md")} | {"docs/schedulers/index.md",
-                                                                          "docs/provisioning/index.md"}  # fmt: skip
+    sections = ("proofs", "schedulers", "provisioning", "codes")  # a section's index is a top page; so is each proof's
+    top = {p.relative_to(REPO).as_posix() for p in DOCS.glob("*.md")} | {f"docs/{s}/index.md" for s in sections}
+    top |= {p.relative_to(REPO).as_posix() for p in (DOCS / "proofs").glob("*.md")}
     linked = {link.partition("#")[0] for link in re.findall(r"\]\(([^)\s]+)\)", readme)}
     assert top <= linked, top - linked
 

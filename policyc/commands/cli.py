@@ -330,15 +330,22 @@ def report(policy: str, fmt: str, output: str | None) -> None:
 @click.argument("code", required=False)
 @click.option("--family", help="Only the rules of this family (file, shape, meaning, ..., or a backend's name).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
-              help="A table (one code: its explanation), JSON, or Markdown (as docs/codes.md).")  # fmt: skip
-def codes_command(code: str | None, family: str | None, fmt: str) -> None:
+              help="A table (one code: its explanation), JSON, or Markdown (as docs/codes/).")  # fmt: skip
+@click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="With --format markdown: write index.md and a page per code here (as docs/codes/).")  # fmt: skip
+def codes_command(code: str | None, family: str | None, fmt: str, output_dir: Path | None) -> None:
     """List the diagnostic codes, or explain CODE (a code such as PC414, its identity or its name): what it means, a
     policy that triggers it, what policyc says and the fix."""
     from policyc.commands import codes
 
     if code is not None and family is not None:
         raise click.UsageError("give a CODE or --family, not both")
+    if output_dir is not None and (code is not None or fmt != "markdown"):
+        raise click.UsageError("--output-dir writes the whole Markdown reference: give --format markdown and no CODE")
     try:
+        if output_dir is not None:
+            codes.write_pages(codes.rules_of(family), output_dir)
+            return
         text = (
             codes.render_one(codes.find(code), fmt)
             if code is not None
