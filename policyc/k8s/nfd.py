@@ -60,6 +60,10 @@ def pools_named(names: list[str]) -> str:
     return ("pool " if len(names) == 1 else "pools ") + ", ".join(repr(n) for n in names)
 
 
-def own_key(key: str) -> str:
-    """The key under a prefix of the user's own (example.org), for a hint."""
-    return f"example.org/{key.rpartition('/')[2]}"
+def own_key_hint(key: str, users: str) -> str:
+    """The hint for a key NFD refuses: the same key under a prefix of the user's own (example.org), here and in
+    `users` (the workloads that select or tolerate it)."""
+    return (
+        f"use a key with a prefix of your own outside kubernetes.io, e.g. 'example.org/{key.rpartition('/')[2]}', "
+        f"here and in {users}"
+    )

@@ -20,7 +20,7 @@ from policyc.k8s.nfd import (
     nfd_refuses_domain,
     nfd_refuses_label,
     nfd_refuses_taint,
-    own_key,
+    own_key_hint,
     pools_named,
 )
 from policyc.provisioners.nfd.backend import NAME, PCI_VENDORS, Hardware, hardware, matched, settings_of
@@ -197,8 +197,7 @@ def nfd_labels_and_taints(cluster: Cluster) -> Iterator[Diagnostic]:
                     "it",
                     (*pool.path, "labels", key),
                     at_key=True,
-                    hint=f"use a key with a prefix of your own outside kubernetes.io, e.g. '{own_key(key)}', here and "
-                    "in the workloads that select it",
+                    hint=own_key_hint(key, "the workloads that select it"),
                 )
         for t in pool.taints:
             why = None if t.key.startswith(domain) else nfd_refuses_taint(t.key)
@@ -208,8 +207,7 @@ def nfd_labels_and_taints(cluster: Cluster) -> Iterator[Diagnostic]:
                     f"taint '{t.key}' of pool '{pool.name}' is not one NFD sets ({why}): a node of the pool would keep "
                     "its registration taint for ever",
                     (*pool.path, "taints"),
-                    hint=f"use a key with a prefix of your own outside kubernetes.io, e.g. '{own_key(t.key)}', here "
-                    "and in the tolerations of the workloads that run on the pool",
+                    hint=own_key_hint(t.key, "the tolerations of the workloads that run on the pool"),
                 )
 
 

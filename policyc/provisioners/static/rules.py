@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from policyc.checks.label_domains import outside_kubernetes
 from policyc.diagnostics import Diagnostic, diag
 from policyc.ir import Cluster
-from policyc.k8s.nfd import nfd_refuses_domain, nfd_refuses_taint, own_key, pools_named
+from policyc.k8s.nfd import nfd_refuses_domain, nfd_refuses_taint, own_key_hint, pools_named
 from policyc.provisioners.static.backend import NAME, rules_on
 from policyc.tenancy.grant import own_taints
 
@@ -30,8 +30,7 @@ def not_set_by_nfd(cluster: Cluster) -> Iterator[Diagnostic]:
                     f"taint '{t.key}' of static pool '{pool.name}' is left out of its NodeFeatureRule ({why}): a node "
                     "that joins keeps its registration taint until nodes/apply.sh sets it",
                     (*pool.path, "taints"),
-                    hint=f"use a key with a prefix of your own outside kubernetes.io, e.g. '{own_key(t.key)}', here "
-                    "and in the tolerations of the workloads that run on the pool",
+                    hint=own_key_hint(t.key, "the tolerations of the workloads that run on the pool"),
                 )
 
 
