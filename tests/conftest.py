@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+import shutil
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -35,10 +36,29 @@ def shared_dir() -> Path:
 def missing_shared_data(what: Path) -> NoReturn:
     """Skip the calling test, saying which shared data is absent; under CI=true fail instead (CI has it beside the
     checkout, so its absence there is a broken set-up, not a reason to test less)."""
-    reason = f"{what} not found: put shared/ beside the checkout or set POLICYC_SHARED"
-    if os.environ.get("CI") == "true":
+    unavailable(f"{what} not found: put shared/ beside the checkout or set POLICYC_SHARED")
+
+
+def in_ci() -> bool:
+    """Whether the tests run under CI: `CI` set to anything but empty, `0` or `false` (GitHub, GitLab and `.ci/run`
+    set `CI=true`)."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false")
+
+
+def unavailable(reason: str) -> NoReturn:
+    """Skip the calling test for what this machine lacks; under CI fail it instead (`.ci/run` installs every tool and
+    puts the shared data beside the checkout, so an absence there is a broken set-up, not a reason to test less)."""
+    if in_ci():
         pytest.fail(reason)
     pytest.skip(reason)
+
+
+def require_tool(tool: str, install: str) -> str:
+    """The path of `tool`, or the calling test skipped (failed under CI) saying how to install it."""
+    path = shutil.which(tool)
+    if path is None:
+        unavailable(f"{tool} is not installed ({install}; .ci/run installs it)")
+    return path
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

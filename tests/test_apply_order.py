@@ -14,7 +14,6 @@ it stands for), not read from `policyc.k8s.dependencies`. The two appliers:
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from collections.abc import Iterable, Iterator
@@ -25,7 +24,7 @@ from ruamel.yaml import YAML
 
 from policyc.compiler import compile_file
 from policyc.output.write import write_tree
-from tests.conftest import GOLDEN, REPO, example_policies
+from tests.conftest import GOLDEN, REPO, example_policies, require_tool
 
 Id = tuple[str, str, str, str]
 """(API group, kind, namespace, name)."""
@@ -188,11 +187,7 @@ def _listed(tree: Path) -> list[dict]:
 
 
 def kustomize(tree: Path) -> list[dict]:
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        if os.environ.get("CI"):
-            pytest.fail("kubectl is not installed (.ci/run installs it)")
-        pytest.skip("kubectl is not installed")
+    kubectl = require_tool("kubectl", "apt-get install kubernetes-client")
     result = subprocess.run([kubectl, "kustomize", str(tree)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     return _docs(result.stdout)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import fnmatch
-import os
-import shutil
 import subprocess
 
 import pytest
@@ -13,7 +11,7 @@ from ruamel.yaml import YAML
 from policyc.compiler import compile_file
 from policyc.output.argocd import SYNC_OPTIONS, SYNC_WAVE
 from policyc.output.write import write_tree
-from tests.conftest import REPO, example_policies
+from tests.conftest import REPO, example_policies, require_tool
 
 SKIP = "# +argocd:skip-file-rendering"
 
@@ -54,11 +52,7 @@ def _directory_app(out, application) -> list[dict]:
 
 
 def test_kustomize_builds_the_directory(out) -> None:
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        if os.environ.get("CI"):
-            pytest.fail("kubectl is not installed (.ci/run installs it)")
-        pytest.skip("kubectl is not installed")
+    kubectl = require_tool("kubectl", "apt-get install kubernetes-client")
     result = subprocess.run([kubectl, "kustomize", str(out)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     built = [d for d in YAML(typ="safe", pure=True).load_all(result.stdout) if d]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, in_ci, unavailable
 from tests.test_readme import setup_commands
 
 DEBIAN_PYTHON = Path("/usr/bin/python3")
@@ -39,26 +39,19 @@ def marker_of(python: Path) -> Path:
     return Path(run.stdout.strip()) / MARKER
 
 
-def unavailable(reason: str) -> None:
-    """Skip the calling test, or under CI fail it: `.ci/run` installs Debian's python3 and its venv module."""
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} (.ci/run installs Debian's python3 and python3-venv)")
-    pytest.skip(reason)
-
-
 def debian_python() -> Path:
     """Debian's python3, when it is here and enforces PEP 668."""
     if not DEBIAN_PYTHON.exists():
-        unavailable(f"{DEBIAN_PYTHON} is not installed")
+        unavailable(f"{DEBIAN_PYTHON} is not installed (.ci/run installs Debian's python3 and python3-venv)")
     if not marker_of(DEBIAN_PYTHON).is_file():
-        unavailable(f"{DEBIAN_PYTHON} does not carry the {MARKER} marker")
+        unavailable(f"{DEBIAN_PYTHON} does not carry the {MARKER} marker (.ci/run installs Debian's python3)")
     return DEBIAN_PYTHON
 
 
 def test_ci_runs_the_tests_in_a_virtual_environment_of_a_python_that_enforces_pep_668() -> None:
     """The README's second command, as `.ci/run` runs it: this process is in the virtual environment the first one made
     from Debian's python3 (a developer's own run may use another Python: under CI only)."""
-    if not os.environ.get("CI"):
+    if not in_ci():
         pytest.skip("CI runs the tests under Debian's python3; a developer's run may use any Python 3.11+")
     assert sys.prefix != sys.base_prefix, "the tests run in a virtual environment"
     assert (Path(sysconfig.get_path("stdlib")) / MARKER).is_file(), f"{sys.base_prefix} does not enforce PEP 668"

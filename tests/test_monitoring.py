@@ -5,9 +5,7 @@ Expected thresholds are worked out by hand in the comments (rated power x fracti
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -31,7 +29,7 @@ from policyc.gpu.promql import (
 from policyc.ir import AlertRule
 from policyc.language.model.policy import Monitoring
 from policyc.output import yaml_emitter
-from tests.conftest import POLICIES, REPO
+from tests.conftest import POLICIES, REPO, require_tool
 
 EXAMPLE = (POLICIES / "ai-prod.yaml").read_text(encoding="utf-8")
 AI_PROD = re.sub(r"\n  monitoring:.*?\n\n", "\n", EXAMPLE, count=1, flags=re.S)
@@ -87,12 +85,7 @@ def codes(c: Compilation) -> list[str]:
 
 
 def promtool() -> str:
-    tool = shutil.which("promtool")
-    if tool is None:
-        if os.environ.get("CI"):
-            pytest.fail("promtool is not installed (.ci/run installs Debian's prometheus package)")
-        pytest.skip("promtool is not installed (Debian: apt-get install prometheus)")
-    return tool
+    return require_tool("promtool", "Debian: apt-get install prometheus")
 
 
 def check_rules(c: Compilation, tmp_path: Path, corrupt: tuple[str, str] | None = None) -> subprocess.CompletedProcess:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from policyc.compiler import Compilation
+from tests.conftest import require_tool
 
 POLICY = """
 apiVersion: policyc.io/v1alpha1
@@ -122,10 +122,7 @@ def test_script_is_valid_bash(build) -> None:
 
 
 def require(tool: str) -> None:
-    if shutil.which(tool) is None:
-        if os.environ.get("CI"):
-            pytest.fail(f"{tool} is not installed (.ci/run installs it)")
-        pytest.skip(f"{tool} is not installed")
+    require_tool(tool, f"apt-get install {tool}")
 
 
 def test_script_passes_shellcheck(build, tmp_path) -> None:

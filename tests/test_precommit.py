@@ -19,10 +19,10 @@ from click.testing import CliRunner
 from ruamel.yaml import YAML
 
 from policyc.commands.cli import main
-from tests.conftest import REPO
+from tests.conftest import REPO, in_ci
 
 # Without git the tests are skipped, but not under CI, which installs it: there they run, and fail.
-pytestmark = pytest.mark.skipif(shutil.which("git") is None and not os.environ.get("CI"), reason="git is not installed")
+pytestmark = pytest.mark.skipif(shutil.which("git") is None and not in_ci(), reason="git is not installed")
 slow = pytest.mark.slow  # the real pre-commit installs policyc into its own environment
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",

@@ -6,7 +6,6 @@ import html
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import xml.etree.ElementTree as ET
@@ -17,7 +16,7 @@ from click.testing import CliRunner
 from policyc.commands.cli import main
 from policyc.commands.report import BAR_AREA_HEIGHT, apportion, figures, render_html, render_markdown
 from policyc.compiler import compile_file
-from tests.conftest import REPO
+from tests.conftest import REPO, require_tool
 
 AI_PROD = str(REPO / "policies" / "ai-prod.yaml")
 SVG = "{http://www.w3.org/2000/svg}"
@@ -348,11 +347,7 @@ def _overlap(a: dict, b: dict) -> bool:
     [("ai-prod", 3), ("ai-hetero", 5), ("ai-dra", 3), ("kinds", 5)],  # a group per tier and resource
 )
 def test_html_chart_reads_well_in_chromium(tmp_path, policy: str, groups: int) -> None:
-    binary = shutil.which("chromium")
-    if binary is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("chromium is not installed (.ci/run installs it)")
-        pytest.skip("chromium is not installed (apt-get install chromium)")
+    binary = require_tool("chromium", "apt-get install chromium")
     page = tmp_path / "report.html"
     source = REPO / "policies" / f"{policy}.yaml"
     if policy == "kinds":

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.conftest import REPO, inner_pytest_env
+from tests.conftest import REPO, in_ci, inner_pytest_env
 
 READERS = [
     "tests/k8s/test_vectors.py",
@@ -43,3 +43,17 @@ def test_shared_data_is_read_from_policyc_shared(tmp_path, ci: str | None) -> No
         assert " skipped" in result.stdout and " failed" not in result.stdout
         for reader in ("k8s-vectors", "admission-vectors", "crds"):
             assert f"{missing}/" in result.stdout and reader in result.stdout, reader
+
+
+@pytest.mark.parametrize(("value", "ci"), [("true", True), ("1", True), ("yes", True), ("TRUE", True),
+                                           (None, False), ("", False), ("0", False), ("false", False)])  # fmt: skip
+def test_every_ci_check_reads_ci_one_way(monkeypatch, value: str | None, ci: bool) -> None:
+    """CI services set CI=true, others CI=1: one reading for every test that fails under CI instead of skipping."""
+    if value is None:
+        monkeypatch.delenv("CI", raising=False)
+    else:
+        monkeypatch.setenv("CI", value)
+    assert in_ci() is ci
+    reading = "environ.get(" + '"CI")'  # spelt in two halves, so that this file does not hold it
+    offenders = [p.name for p in (REPO / "tests").rglob("*.py") if reading in p.read_text()]
+    assert offenders == [], f"read CI through tests.conftest.in_ci: {offenders}"

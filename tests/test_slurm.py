@@ -8,7 +8,6 @@ import getpass
 import json
 import os
 import queue
-import shutil
 import socket
 import subprocess
 import threading
@@ -24,7 +23,7 @@ from policyc.commands.cli import main
 from policyc.compiler import Compilation, compile_text
 from policyc.gpu import slurm
 from policyc.k8s.crd_schemas import crd_schema
-from tests.conftest import POLICIES
+from tests.conftest import POLICIES, require_tool
 
 HYBRID = """\
 apiVersion: policyc.io/v1alpha1
@@ -261,10 +260,7 @@ NOISE = (
 
 
 def require_slurmctld() -> None:
-    if shutil.which("slurmctld") is None:
-        if os.environ.get("CI"):
-            pytest.fail("slurmctld is not installed (.ci/run installs Debian's slurmctld)")
-        pytest.skip("slurmctld is not installed (apt-get install slurmctld)")
+    require_tool("slurmctld", "apt-get install slurmctld")
 
 
 def free_port() -> int:
