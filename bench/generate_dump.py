@@ -1,7 +1,7 @@
 """Generate the running cluster a benchmark policy describes, as `kubectl get <kinds> -A -o json` prints it.
 
     python bench/generate_dump.py --nodes 5000 --pools 100 --tenants 500 --workloads 200 --pods 50000 \\
-        --policy bench.yaml --output dump.json [--seed 1]
+        --policy bench.yaml --output dump.json [--seed 1] [--drift]
 
 The policy is `generate.policy` of those sizes (Volcano; written to --policy); the dump is one `v1` `List` shaped like
 the recorded ones (`../shared/testdata/cluster-dumps/`, read its README): the build's synced objects as client-side
@@ -18,6 +18,10 @@ the pods beyond that are those of finished copies of the batch templates (phase 
 they could run on, holding nothing), as a batch cluster keeps them until they are cleaned up. Every copy has its
 template's name with a `-cNNNNN` suffix, and otherwise its template's content. An audit of the dump against the
 policy finds nothing: the generated cluster is the one the build describes.
+
+With --drift, seven drifts of the recorded categories are applied at places that depend on the policy only
+(`apply_drifts`) and listed in OUTPUT.drifts.json as a recorded drift's expect.json lists its own; the rest of the
+dump is the clean one's, byte for byte.
 
 The file is written object by object (pods and copies are made as they are written), in kubectl's order: the kinds
 in the order they are asked for, each sorted by namespace and name. Same seed, same bytes.
@@ -83,8 +87,15 @@ class Server:
     """The API server's bookkeeping, from a seed: uids, resourceVersions in creation order, timestamps."""
 
     def __init__(self, seed: int):
+        self.seed = seed
         self.rng = random.Random(seed)
         self.version = 0
+
+    def aside(self) -> Server:
+        """A server for objects made later (drifts), which leaves this one's uids and versions as they would be."""
+        later = Server(self.seed + 1)
+        later.version = 10**8
+        return later
 
     def uid(self) -> str:
         return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
@@ -321,6 +332,7 @@ class Copy:
 
 @dataclass
 class Cluster:
+    domain: str
     synced: list[dict]
     nodes: list[dict]
     templates: list[Template]
@@ -390,13 +402,13 @@ def build(policy_path: Path) -> Cluster:
         raise SystemExit(f"{policy_path} does not build: {[d.message for d in result.report.errors[:3]]}")
     plan = next(json.loads(a.text) for a in result.artifacts if a.path == "nodes/plan.json")
     synced = [m.obj for a in result.artifacts if a.synced for m in a.manifests]
-    cluster = Cluster(synced, [], [])
+    cluster = Cluster(plan["domain"] + "/", synced, [], [])
     groups = list(node_groups(plan, {p.name: p for p in result.cluster.pools}))
     for nodes, allocatable in groups:
         cluster.nodes += nodes
         cluster.allocatable.update((n["metadata"]["name"], allocatable) for n in nodes)
     tenants: dict[str, list[str]] = {}
-    tenant_label = plan["domain"] + "/tenant"
+    tenant_label = cluster.domain + "tenant"
     for obj in synced:
         if obj["kind"] == "Namespace" and tenant_label in obj["metadata"].get("labels", {}):
             tenants.setdefault(obj["metadata"]["labels"][tenant_label], []).append(obj["metadata"]["name"])
@@ -723,6 +735,80 @@ def stored_objects(cluster: Cluster, copies: list[Copy], placement: Placement, s
     return made
 
 
+@dataclass(frozen=True)
+class Drift:
+    """A drift applied to the dump, described as a recorded drift's expect.json describes it."""
+
+    category: str
+    kind: str
+    namespace: str | None
+    name: str
+    drift: str
+
+    def expected(self) -> dict:
+        objects = [{"kind": self.kind, "namespace": self.namespace, "name": self.name}]
+        return {"category": self.category, "objects": objects, "drift": self.drift}
+
+
+def apply_drifts(stored: list[dict], server: Server, domain: str) -> list[Drift]:
+    """Seven drifts of the recorded kinds, at places that depend on the policy only (`server` makes the new objects'
+    uids, so that the rest of the dump is the clean one's): on the first node (by name) of the first three pools a
+    policy label removed, a policy taint removed, half its GPUs gone; a GPU node in no pool joined; the first
+    namespace's quota edited, and a stale copy of it; its first LimitRange deleted."""
+    pool_label = domain + "node.pool"
+    first: dict[str, dict] = {}
+    for node in sorted((o for o in stored if o["kind"] == "Node"), key=lambda o: o["metadata"]["name"]):
+        if pool_label in node["metadata"]["labels"]:
+            first.setdefault(node["metadata"]["labels"][pool_label], node)
+    unlabelled, untainted, short = (first[pool] for pool in sorted(first)[:3])
+    joined = copy.deepcopy(short)
+    meta = joined["metadata"]
+    meta["name"] = meta["labels"]["kubernetes.io/hostname"] = "gpu-new-01"
+    meta["labels"] = {k: v for k, v in meta["labels"].items() if not k.startswith(domain)}
+    del meta["annotations"]
+    joined["spec"] = {}
+    server.metadata(joined, 60)
+    drifts = [Drift("unmanaged-node", "Node", None, "gpu-new-01", "a GPU node joined with the labels GPU Feature "
+                    "Discovery gives it and none of the policy's labels or taints; it is in no pool")]  # fmt: skip
+
+    name = unlabelled["metadata"]["name"]
+    was = unlabelled["metadata"]["labels"].pop(pool_label)
+    drifts.append(
+        Drift("node-labels", "Node", None, name, f"node {name} lost its policy label {pool_label} (was {was})")
+    )
+    name = untainted["metadata"]["name"]
+    taint = next(t for t in untainted["spec"]["taints"] if t["key"].startswith(domain))
+    untainted["spec"]["taints"].remove(taint)
+    drifts.append(Drift("node-taints", "Node", None, name, f"node {name} lost its policy taint {taint['key']}"))
+    name, status = short["metadata"]["name"], short["status"]
+    gpu = next(k for k in status["capacity"] if k not in DEFAULT_NODE and k not in ("cpu", "memory"))
+    for figures in (status["capacity"], status["allocatable"]):
+        figures[gpu] = str(int(figures[gpu]) // 2)
+    drifts.append(Drift("node-shape", "Node", None, name, f"node {name} reports {status['capacity'][gpu]} {gpu}, "
+                        "half its pool's"))  # fmt: skip
+
+    quota = min((o for o in stored if o["kind"] == "ResourceQuota" and "scopeSelector" not in o["spec"]), key=sort_key)
+    namespace, name = quota["metadata"]["namespace"], quota["metadata"]["name"]
+    stale = copy.deepcopy(quota)
+    stale["metadata"] = {k: v for k, v in quota["metadata"].items() if k in ("labels", "namespace")}
+    stale["metadata"]["name"] = f"{name}-v1"
+    server.metadata(stale, 60)
+    key = next(k for k in quota["spec"]["hard"] if k.startswith("requests.") and k not in ("requests.cpu",
+               "requests.memory"))  # fmt: skip
+    for figures in (quota["spec"]["hard"], quota["status"]["hard"]):
+        figures[key] = str(int(figures[key]) * 2)
+    limit_range = min((o for o in stored if o["kind"] == "LimitRange"), key=sort_key)
+    stored.remove(limit_range)
+    stored += [joined, stale]
+    return [*drifts,
+        Drift("object-changed", "ResourceQuota", namespace, name, f"spec.hard[{key}] doubled with kubectl patch"),
+        Drift("object-stale", "ResourceQuota", namespace, f"{name}-v1", "a copy of the quota under another name "
+              "with policyc's ownership labels, which the build does not have"),
+        Drift("object-missing", "LimitRange", limit_range["metadata"]["namespace"], limit_range["metadata"]["name"],
+              "deleted with kubectl delete"),
+    ]  # fmt: skip
+
+
 def kind_key(group_kind: tuple[str, str]) -> tuple[int, str, str]:
     """Where a kind's objects come in the dump: the recorded dumps' kinds first, in their order, then by name."""
     return (KIND_ORDER.index(group_kind), "", "") if group_kind in KIND_ORDER else (len(KIND_ORDER), *group_kind)
@@ -732,9 +818,14 @@ def group_kind(obj: dict) -> tuple[str, str]:
     return obj["apiVersion"].rpartition("/")[0], obj["kind"]
 
 
-def dump_objects(cluster: Cluster, copies: list[Copy], placement: Placement, server: Server) -> Iterator[dict]:
-    """Every object of the cluster, in kubectl's order; pods and copies made as they are yielded."""
+def dump_objects(
+    cluster: Cluster, copies: list[Copy], placement: Placement, server: Server, drifts: list
+) -> Iterator[dict]:
+    """Every object of the cluster, in kubectl's order; pods and copies made as they are yielded. `drifts`: None for
+    the clean cluster, else a list that gets the drifts applied."""
     stored = stored_objects(cluster, copies, placement, server)
+    if drifts is not None:
+        drifts += apply_drifts(stored, server.aside(), cluster.domain)
     by_kind: dict[tuple[str, str], list] = {}
     for obj in stored:
         by_kind.setdefault(group_kind(obj), []).append(obj)
@@ -778,6 +869,7 @@ class Written:
     nodes: int
     bytes: int
     seconds: float
+    drifts: tuple[Drift, ...] = ()
 
     @property
     def summary(self) -> str:
@@ -785,16 +877,19 @@ class Written:
                 f"{self.bytes / 2**20:,.0f} MiB in {self.seconds:.1f} s")  # fmt: skip
 
 
-def write_dump(policy_path: Path, dump_path: Path, pods: int, seed: int = 1) -> Written:
+def write_dump(policy_path: Path, dump_path: Path, pods: int, seed: int = 1, drift: bool = False) -> Written:
     """Write the dump of the cluster the policy at `policy_path` describes, with `pods` pods (fewer when the
-    policy's batch templates cannot make up the number in whole copies)."""
+    policy's batch templates cannot make up the number in whole copies); with `drift`, the drifts of `apply_drifts`
+    too."""
     start = time.perf_counter()
     cluster = build(policy_path)
     server = Server(seed)
     placement = Placement(cluster)
     copies = plan_copies(cluster, placement, pods, server)
-    objects = write_list(dump_path, dump_objects(cluster, copies, placement, server))
+    drifts: list[Drift] | None = [] if drift else None
+    objects = write_list(dump_path, dump_objects(cluster, copies, placement, server, drifts))
     return Written(
+        drifts=tuple(drifts or ()),
         objects=objects,
         pods=sum(len(c.pods) for c in copies),
         running_pods=sum(len(c.pods) for c in copies if not c.done),
@@ -814,10 +909,15 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--policy", type=Path, required=True, help="where to write the policy")
     parser.add_argument("--output", "-o", type=Path, required=True, help="where to write the dump")
+    parser.add_argument("--drift", action="store_true", help="apply the drifts (listed in OUTPUT.drifts.json)")
     args = parser.parse_args()
     args.policy.write_text(policy(args.nodes, args.pools, args.tenants, args.workloads))
-    written = write_dump(args.policy, args.output, args.pods, args.seed)
+    written = write_dump(args.policy, args.output, args.pods, args.seed, args.drift)
     print(f"{args.output}: {written.summary}")
+    if args.drift:
+        listed = args.output.with_suffix(".drifts.json")
+        listed.write_text(json.dumps([d.expected() for d in written.drifts], indent=2) + "\n")
+        print(f"{listed}: {len(written.drifts)} drifts")
 
 
 if __name__ == "__main__":

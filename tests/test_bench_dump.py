@@ -197,3 +197,25 @@ def test_the_same_seed_gives_the_same_bytes(generator, made, tmp_path) -> None:
     assert (tmp_path / "again.json").read_bytes() == first.read_bytes()
     generator.write_dump(policy, tmp_path / "other.json", PODS, seed=8)
     assert (tmp_path / "other.json").read_bytes() != first.read_bytes()
+
+
+def test_the_drifted_dump_differs_from_the_clean_one_in_its_listed_drifts_only(generator, made, dump, tmp_path) -> None:
+    written = generator.write_dump(made[0], tmp_path / "drift.json", PODS, seed=7, drift=True)
+    drifted = json.loads((tmp_path / "drift.json").read_text(encoding="utf-8"))
+
+    def keyed(items: list[dict]) -> dict:
+        return {(i["kind"], i["metadata"].get("namespace"), i["metadata"]["name"]): i for i in items}
+
+    clean, ours = keyed(dump["items"]), keyed(drifted["items"])
+    listed = {(o["kind"], o["namespace"], o["name"]) for d in written.drifts for o in d.expected()["objects"]}
+    changed = {key for key in clean.keys() & ours.keys() if clean[key] != ours[key]}
+    assert changed | (clean.keys() ^ ours.keys()) == listed
+    assert sorted(d.category for d in written.drifts) == sorted([
+        "unmanaged-node", "node-labels", "node-taints", "node-shape", "object-changed", "object-stale",
+        "object-missing",
+    ])  # fmt: skip
+    assert ("LimitRange", "team-0000", "tenant-limits") in clean.keys() - ours.keys()
+    assert {
+        ("Node", None, "gpu-new-01"),
+        ("ResourceQuota", "team-0000", "tenant-quota-v1"),
+    } == ours.keys() - clean.keys()
