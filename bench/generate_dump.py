@@ -103,7 +103,7 @@ class Server:
     def suffix(self, length: int) -> str:
         return "".join(self.rng.choice(NAME_CHARS) for _ in range(length))
 
-    def metadata(self, obj: dict, seconds: int) -> dict:
+    def metadata(self, obj: dict, seconds: int) -> None:
         """`obj`'s metadata as stored: a uid, the next resourceVersion, the creation time `seconds` after START."""
         self.version += 1
         meta = obj["metadata"]
@@ -112,7 +112,6 @@ class Server:
         meta["creationTimestamp"] = stamp(seconds)
         if obj["kind"] not in UNVERSIONED:
             meta["generation"] = 1
-        return meta
 
 
 def stamp(seconds: int) -> str:
