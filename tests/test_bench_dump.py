@@ -166,29 +166,37 @@ def test_every_pod_is_bound_to_a_node_of_a_pool_its_template_may_use(build, dump
     assert {p["status"]["phase"] for p in pods} == {"Pending", "Succeeded"}
 
 
-def test_running_pods_fit_their_nodes_and_their_namespaces_quotas(dump) -> None:
-    """Pods still running (not Succeeded) hold no more than a node's allocatable or a namespace's quota."""
-    used = defaultdict(lambda: defaultdict(lambda: Quantity.parse("0")))
-    on_node = defaultdict(lambda: defaultdict(lambda: Quantity.parse("0")))
-    for pod in by_kind(dump["items"])["Pod"]:
-        if pod["status"]["phase"] == "Succeeded":
-            continue
+def test_running_pods_fit_their_nodes_quotas_and_queues(dump) -> None:
+    """Pods still running (not Succeeded) hold no more than a node's allocatable, a namespace's quota (as its status
+    says) or a queue's capability; at this size some copies run and the rest are finished."""
+    zero = Quantity.parse("0")
+    on_node, in_namespace, in_queue = (defaultdict(lambda: defaultdict(lambda: zero)) for _ in range(3))
+    pods = by_kind(dump["items"])["Pod"]
+    running = [pod for pod in pods if pod["status"]["phase"] != "Succeeded"]
+    assert 0 < len(running) < len(pods)
+    for pod in running:
+        queue = pod["metadata"]["annotations"]["scheduling.volcano.sh/queue-name"]
         for container in pod["spec"]["containers"]:
+            for section in ("requests", "limits"):
+                for resource, value in container["resources"][section].items():
+                    in_namespace[pod["metadata"]["namespace"]][f"{section}.{resource}"] += Quantity.parse(value)
             for resource, value in container["resources"]["requests"].items():
                 on_node[pod["spec"]["nodeName"]][resource] += Quantity.parse(value)
-                used[pod["metadata"]["namespace"]]["requests." + resource] += Quantity.parse(value)
-    assert on_node and used
+                in_queue[queue][resource] += Quantity.parse(value)
     for node in by_kind(dump["items"])["Node"]:
         for resource, value in on_node[node["metadata"]["name"]].items():
             assert value <= Quantity.parse(node["status"]["allocatable"][resource]), node["metadata"]["name"]
     for quota in by_kind(dump["items"])["ResourceQuota"]:
-        if "scopeSelector" in quota["spec"]:
+        if "scopeSelector" in quota["spec"]:  # the zero-pods quota of the classes a tenant is not granted
+            assert quota["status"]["used"] == {"pods": "0"}
             continue
         for key, hard in quota["spec"]["hard"].items():
-            if key.startswith("requests."):
-                figure = used[quota["metadata"]["namespace"]][key]
-                assert figure <= Quantity.parse(hard), (quota["metadata"]["namespace"], key)
-                assert Quantity.parse(quota["status"]["used"][key]) == figure
+            figure = in_namespace[quota["metadata"]["namespace"]][key]
+            assert figure <= Quantity.parse(hard), (quota["metadata"]["namespace"], key)
+            assert Quantity.parse(quota["status"]["used"][key]) == figure
+    for queue in by_kind(dump["items"])["Queue.scheduling.volcano.sh"]:
+        for resource, capability in queue["spec"]["capability"].items():
+            assert in_queue[queue["metadata"]["name"]][resource] <= Quantity.parse(capability)
 
 
 def test_the_same_seed_gives_the_same_bytes(generator, made, tmp_path) -> None:
