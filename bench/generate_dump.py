@@ -469,6 +469,9 @@ class Placement:
                 capability = {f"requests.{k}": parse(v) for k, v in obj["spec"]["capability"].items()}
                 self.queues[obj["metadata"]["name"]] = Budget(capability)
         self.cursor: dict[int, int] = {}
+        """Per role (by id): where the search for a node with room starts (the last node that had some)."""
+        self.turns: dict[int, int] = {}
+        """Per role (by id): how many finished pods it has had, to spread them over its nodes."""
         self._needs: dict[tuple[int, str], dict] = {}
 
     def need(self, role: Role, namespace: str) -> dict:
@@ -523,9 +526,9 @@ class Placement:
         placed = []
         for role in template.roles:
             for _ in range(role.replicas):
-                index = self.cursor.get(-id(role), 0)
+                index = self.turns.get(id(role), 0)
                 placed.append((role, role.nodes[index % len(role.nodes)]))
-                self.cursor[-id(role)] = index + 1
+                self.turns[id(role)] = index + 1
         return placed
 
 
