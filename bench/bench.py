@@ -18,6 +18,12 @@ the medians, and the middle half of the ratios within a round. With --quick the 
 them. A row whose node provisioner (its `provisioning` option) is not registered says so and is not built. Then how
 the in-process build grows with 4x the input, per backend (best of --repeat at each size).
 
+Then the audit: `policyc audit POLICY --from DUMP --format json` as a fresh process (--audit-rounds rounds after one
+to warm up), of the 5,000-node policy against a dump of the cluster it describes with 50,000 pods
+(bench/generate_dump.py, made once per run under the bench's temporary directory by a process of its own): its
+median wall time, spread and peak memory against the issue's absolute targets. It runs only where this policyc has
+an `audit` command, and says why not otherwise; --quick leaves it out. With --audit only this part runs.
+
 Last, the start: `policyc --version`, `--help` and `validate` of the shipped example as processes, beside the bare
 import and beside that import with a pydantic model defined and validated (pydantic imports most of itself only
 then), in turns as above (--start-runs rounds). With --start only this part runs.
@@ -113,6 +119,10 @@ PROCESS_ROWS = (  # a row per generated policy (nodes / pools / tenants / worklo
     ProcessRow(130000, 100, 2000, 200, ratio=50, memory=500, options={"provisioning": "karpenter"}),
 )
 QUICK_ROWS = (ProcessRow(1250, 25, 125, 50, ratio=8),)
+AUDIT_SIZE = (5000, 100, 500, 200)
+"""The audit row's policy (nodes, pools, tenants, workloads: the 5,000-node row's), with AUDIT_PODS pods."""
+AUDIT_PODS = 50000
+AUDIT_TARGET = "≤ 15 s, ≤ 4 GiB (absolute: issue 28)"
 """--quick: the 1,250-node policy stands in for the rows (their targets are not for it)."""
 
 _BUILD_ONCE = """
@@ -289,6 +299,42 @@ def process_rows(rows: tuple[ProcessRow, ...], rounds: int, tmp: Path) -> list[l
     return cells
 
 
+def audit_missing() -> str | None:
+    """Why the audit row cannot run (this policyc has no `audit` command), or None."""
+    probe = subprocess.run([sys.executable, "-m", "policyc", "audit", "--help"], capture_output=True, cwd=REPO)
+    return None if probe.returncode == 0 else f"not run: `policyc audit --help` exits {probe.returncode} (no audit)"
+
+
+def audit_row(rounds: int, tmp: Path) -> tuple[list[str], str | None]:
+    """The audit of the generated dump as a fresh process over `rounds` rounds: its table row, and what was generated
+    (None: not run)."""
+    nodes, pools, tenants, workloads = AUDIT_SIZE
+    label = f"{nodes:,} nodes / {AUDIT_PODS:,} pods ({pools} pools, {tenants} tenants, {workloads} workloads)"
+    missing = audit_missing()
+    if missing:
+        return [label, missing, "-", AUDIT_TARGET], None
+    policy_path, dump = tmp / "audit-policy.yaml", tmp / "audit-dump.json"
+    generated = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "generate_dump.py"), "--nodes", str(nodes), "--pools", str(pools),
+         "--tenants", str(tenants), "--workloads", str(workloads), "--pods", str(AUDIT_PODS),
+         "--policy", str(policy_path), "--output", str(dump)],
+        capture_output=True, text=True, check=True, cwd=REPO,
+    ).stdout.strip()  # fmt: skip
+    audit = ["-m", "policyc", "audit", str(policy_path), "--from", str(dump), "--format", "json"]
+    run = in_turns({label: audit}, rounds)[label]
+    peak = "-" if run.failure else f"{max(run.peaks):.0f}"
+    return [label, run.failure or wall_cell(run.walls), peak, AUDIT_TARGET], generated
+
+
+def print_audit(rounds: int) -> None:
+    """Generate the dump, run the audit row and print it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        row, generated = audit_row(rounds, Path(tmp))
+    print(f"`policyc audit POLICY --from DUMP --format json` as a fresh process over {rounds} rounds: median wall "
+          f"(min-max), peak memory; the dump (bench/generate_dump.py): {generated or 'not made'}\n")  # fmt: skip
+    print_table(["audit", "median (min-max)", "peak MiB", "target"], [row])
+
+
 def first_diagnostics(result, count: int = 3) -> str:
     diagnostics = result.report.errors or result.report.diagnostics
     return "; ".join(f"{d.code} {d.message}" for d in diagnostics[:count]) or "failed without a diagnostic"
@@ -331,9 +377,18 @@ def main() -> None:
     parser.add_argument("--naive-sample", type=int, default=300, help="objects to check the naive way")
     parser.add_argument("--start", action="store_true", help="only the start: commands beside the bare import")
     parser.add_argument("--start-runs", type=int, default=21, help="rounds of the start's commands")
+    parser.add_argument("--audit-rounds", type=int, default=5, help="rounds of the audit of the generated dump")
+    parser.add_argument("--audit", action="store_true", help="only the audit of the generated dump")
     args = parser.parse_args()
     compileall.compile_dir(REPO / "policyc", quiet=1)
     print(f"policyc benchmark ({os.cpu_count()} CPUs, Python {sys.version.split()[0]})\n")
+    if args.audit or not (args.start or args.quick):
+        # Before the in-process builds, while this process is small (its peak would count in its children's).
+        print_audit(max(args.audit_rounds, 1))
+    if args.audit:
+        return
+    if args.quick:
+        print("audit: not run with --quick\n")
     if not args.start:
         builds(SIZES[:2] if args.quick else SIZES, args)
     print(f"start: process walls over {args.start_runs} rounds, median (min-max); ratio to the bare import\n")
