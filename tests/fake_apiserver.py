@@ -11,9 +11,11 @@ resource's do; items come in the order of their storage key (namespace, then nam
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import ssl
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -43,8 +45,9 @@ class FakeApiServer:
 
     `users`: bearer token -> user name; `forbidden`: user -> the plurals it may not list (403); `older_versions`:
     group -> a version served besides the dump's (the preferred one), holding the same objects; `expire_after`: a
-    continue token is expired (410) once that many pages were served of a list; `tls`: (certificate, key) files to
-    serve HTTPS with. `requests` records (method, path) of every request, `pages` the list pages served by plural."""
+    continue token is expired (410) once that many pages were served of a list; `stall`: seconds a list waits before
+    it answers; `tls`: (certificate, key) files to serve HTTPS with. `requests` records (method, path) of every
+    request, `pages` the list pages served by plural."""
 
     def __init__(
         self,
@@ -54,11 +57,13 @@ class FakeApiServer:
         forbidden: dict[str, set[str]] | None = None,
         older_versions: dict[str, str] | None = None,
         expire_after: int | None = None,
+        stall: float = 0.0,
         tls: tuple[Path, Path] | None = None,
     ):
         self.users = users if users is not None else {"reader-token": "reader"}
         self.forbidden = forbidden or {}
         self.expire_after = expire_after
+        self.stall = stall
         self.requests: list[tuple[str, str]] = []
         self.pages: Counter[str] = Counter()
         # (group, version) -> plural -> (kind, namespaced, objects sorted by storage key)
@@ -126,7 +131,8 @@ class FakeApiServer:
         self.requests.append((method, url.path))
         if method != "GET":
             return 405, _status(405, "MethodNotAllowed", f"{method} is not served here")
-        user = self.users.get(authorization.removeprefix("Bearer ").strip()) if authorization else None
+        scheme, _, token = authorization.partition(" ")
+        user = self.users.get(token.strip()) if scheme.lower() == "bearer" else None  # the scheme's case is free
         if user is None:
             return 401, _status(401, "Unauthorized", "Unauthorized")
         parts = url.path.strip("/").split("/")
@@ -186,6 +192,7 @@ class FakeApiServer:
 
     def _page(self, group: str, version: str, name: str, served: tuple, query: dict) -> tuple[int, dict]:
         kind, _, objects = served
+        time.sleep(self.stall)
         start = ""
         if "continue" in query:
             if self.expire_after is not None and self.pages[name] >= self.expire_after:
@@ -235,7 +242,8 @@ def _handler(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             if self.command != "HEAD":
-                self.wfile.write(body)
+                with contextlib.suppress(ConnectionError):  # a client that gave up waiting
+                    self.wfile.write(body)
 
         do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _serve
 

@@ -17,6 +17,7 @@ import kubernetes_validate
 import pytest
 from ruamel.yaml import YAML
 
+from policyc.cluster import live
 from policyc.cluster.live import LiveSource
 from policyc.cluster.source import NODE, POD, ClusterSource, Kind, SourceError
 from tests.conftest import REPO, missing_shared_data, shared_dir
@@ -156,8 +157,24 @@ def test_an_unreachable_server_names_its_address(tmp_path: Path) -> None:
     )
 
 
-def test_tls_is_verified_against_the_kubeconfig_s_authority(dump: list[dict], tmp_path: Path) -> None:
-    certificate, key = tmp_path / "server.crt", tmp_path / "server.key"
+def test_a_server_that_does_not_answer_in_time(
+    dump: list[dict], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(live, "READ_TIMEOUT", 0.2)
+    with FakeApiServer(dump, stall=1.0) as server:
+        source = LiveSource(str(server.kubeconfig(tmp_path / "config")))
+        line = failure(lambda: list(source.objects(NODE)))
+    assert line == (
+        f"cannot reach the API server at {server.url} (no answer within 10 s to connect or 0.2 s to read); check "
+        "that it is up and that the server of context 'fake' is its address"
+    )
+
+
+@pytest.fixture(scope="module")
+def server_tls(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key."""
+    folder = tmp_path_factory.mktemp("tls")
+    certificate, key = folder / "server.crt", folder / "server.key"
     subprocess.run(
         [
             *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=fake-apiserver"),
@@ -166,14 +183,41 @@ def test_tls_is_verified_against_the_kubeconfig_s_authority(dump: list[dict], tm
         check=True,
         capture_output=True,
     )
-    with FakeApiServer(dump, tls=(certificate, key)) as server:
+    return certificate, key
+
+
+def test_tls_is_verified_against_the_kubeconfig_s_authority(
+    dump: list[dict], tmp_path: Path, server_tls: tuple[Path, Path]
+) -> None:
+    with FakeApiServer(dump, tls=server_tls) as server:
         untrusted = LiveSource(str(server.kubeconfig(tmp_path / "untrusted")))
         line = failure(lambda: untrusted.judged(NODE))
-        config = server.kubeconfig(tmp_path / "trusted", authority=certificate)
+        config = server.kubeconfig(tmp_path / "trusted", authority=server_tls[0])
         assert len(list(LiveSource(str(config)).objects(NODE))) == 37
     assert line.startswith(f"TLS with the API server at {server.url} failed (")
     assert "certificate verify failed" in line
     assert line.endswith("check the certificate-authority of context 'fake' in the kubeconfig")
+
+
+def test_in_a_pod_without_kubeconfig_its_service_account(
+    dump: list[dict], tmp_path: Path, server_tls: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a pod has: the service's address in the environment, the token and CA mounted (here under tmp_path)."""
+    from kubernetes.config import incluster_config
+
+    token = tmp_path / "token"
+    token.write_text("reader-token", encoding="utf-8")
+    monkeypatch.setattr(incluster_config, "SERVICE_TOKEN_FILENAME", str(token))
+    monkeypatch.setattr(incluster_config, "SERVICE_CERT_FILENAME", str(server_tls[0]))
+    with FakeApiServer(dump, tls=server_tls) as server:
+        monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1")
+        monkeypatch.setenv("KUBERNETES_SERVICE_PORT", server.url.rpartition(":")[2])
+        source = LiveSource()
+        assert source.name == "in-cluster service account"
+        assert len(list(source.objects(NODE))) == 37
+        (tmp_path / "home" / ".kube").mkdir(parents=True)
+        server.kubeconfig(tmp_path / "home" / ".kube" / "config", context="home")
+        assert LiveSource().name == "home", "a kubeconfig comes first"
 
 
 def test_an_unknown_context_lists_the_file_s_contexts(tmp_path: Path) -> None:

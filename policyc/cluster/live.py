@@ -25,7 +25,6 @@ READ_TIMEOUT = 60.0
 """Seconds to wait for an answer, a page of 500 pods included."""
 READER_ROLE = "policyc-audit-reader"
 """The read-only ClusterRole of `deploy/audit-rbac.yaml`, named in the hint of a 403."""
-IN_CLUSTER_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +80,11 @@ def chosen_context(files: list[str], context: str | None) -> str:
     return wanted
 
 
+def in_a_pod(incluster_config) -> bool:
+    """Whether a ServiceAccount's token is mounted where the library reads it (kubectl's test for in-cluster)."""
+    return Path(incluster_config.SERVICE_TOKEN_FILENAME).is_file()
+
+
 @contextlib.contextmanager
 def _logged_errors() -> Iterator[list[str]]:
     """The errors the library logs instead of raising (a failed exec plugin), kept off the terminal."""
@@ -106,6 +110,7 @@ class LiveSource:
             raise ValueError(f"page_size must be at least 1, not {page_size}")
         try:
             from kubernetes import client
+            from kubernetes.config import incluster_config
         except ImportError:
             raise SourceError(
                 "reading a live cluster needs the kubernetes client library: pip install 'policyc[cluster]'"
@@ -116,11 +121,12 @@ class LiveSource:
         if files:
             self.name = chosen_context(files, context)
             self._load_kubeconfig(files, configuration)
-        elif context is None and os.environ.get("KUBERNETES_SERVICE_HOST") and Path(IN_CLUSTER_TOKEN).is_file():
-            from kubernetes.config import load_incluster_config
-
+        elif context is None and os.environ.get("KUBERNETES_SERVICE_HOST") and in_a_pod(incluster_config):
             self.name = "in-cluster service account"
-            load_incluster_config(client_configuration=configuration)
+            try:
+                incluster_config.load_incluster_config(client_configuration=configuration)
+            except incluster_config.ConfigException as e:
+                raise SourceError(f"in-cluster configuration: {e}") from None
         else:
             looked = os.environ.get("KUBECONFIG") or "~/.kube/config"
             raise SourceError(
@@ -201,12 +207,13 @@ class LiveSource:
             query = [("limit", self._page_size), *([("continue", token)] if token else [])]
             page = self._get(resource.path, f"list {resource.plural}", query=query, pages_read=pages)
             pages += 1
+            token = (page.get("metadata") or {}).get("continue") or ""
             for item in page.get("items") or ():
                 # A typed list's items carry no apiVersion and kind (kubectl adds them when it prints); custom ones do.
                 item.setdefault("apiVersion", resource.group_version)
                 item.setdefault("kind", kind.kind)
                 yield item
-            token = (page.get("metadata") or {}).get("continue") or ""
+            del page  # let this page go before the next one arrives
             if not token:
                 return
 
@@ -246,12 +253,18 @@ class LiveSource:
         )
 
     def _unreachable(self, error: BaseException | None) -> str:
+        """The line for a connection that failed: the system's reason (e.g. "Connection refused"), or the timeouts."""
+        from urllib3.exceptions import TimeoutError as Timeout
+
         cause = error
         while cause is not None and not (isinstance(cause, OSError) and cause.strerror):
             cause = cause.__cause__ or cause.__context__
-        why = cause.strerror if cause is not None else type(error).__name__
-        if "Timeout" in type(error).__name__:
+        if cause is not None:
+            why = cause.strerror
+        elif isinstance(error, Timeout):  # (urllib3's NewConnectionError is one too: its system reason comes first)
             why = f"no answer within {CONNECT_TIMEOUT:g} s to connect or {READ_TIMEOUT:g} s to read"
+        else:
+            why = type(error).__name__
         return (
             f"cannot reach the API server at {self._host} ({why}); check that it is up and that the server of "
             f"context {self.name!r} is its address"

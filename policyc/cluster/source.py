@@ -16,7 +16,7 @@ from typing import Protocol, runtime_checkable
 
 @dataclass(frozen=True, slots=True, order=True)
 class Kind:
-    """An API kind without its version: `Kind("", "Node")`, `Kind("scheduling.volcano.sh", "Queue")`."""
+    """An API kind without its version: `Kind("", "Node")`, `Kind("kubeflow.org", "PyTorchJob")`."""
 
     group: str
     kind: str
@@ -51,7 +51,7 @@ class ClusterSource(Protocol):
     def objects(self, kind: Kind, api_version: str | None = None) -> Iterator[dict]:
         """Every object of `kind` in the cluster, in every namespace, in no particular order (each a plain dict as
         the API server returns it). A live source yields page by page, so that a caller that does not keep the
-        objects (the pods of a large cluster) holds one page at a time. `api_version` (e.g. "batch.volcano.sh/v1alpha1")
+        objects (the pods of a large cluster) holds one page at a time. `api_version` (e.g. "kubeflow.org/v1")
         is the version to ask a live server for; a dump holds one version of each kind and ignores it. A kind the
         cluster does not serve yields nothing."""
         ...
