@@ -47,7 +47,8 @@ class FakeApiServer:
     group -> a version served besides the dump's (the preferred one), holding the same objects; `expire_after`: a
     continue token is expired (410) once that many pages were served of a list; `stall`: seconds a list waits before
     it answers; `tls`: (certificate, key) files to serve HTTPS with. `requests` records (method, path) of every
-    request, `pages` the list pages served by plural."""
+    request, `pages` the list pages served by plural. Leaving its `with` block fails the test if it was sent
+    anything but GET (every reader of a cluster in policyc is read-only)."""
 
     def __init__(
         self,
@@ -100,6 +101,8 @@ class FakeApiServer:
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(timeout=10)
+        writes = [f"{method} {path}" for method, path in self.requests if method != "GET"]
+        assert not writes, f"the API server was sent more than GET: {writes}"
 
     def kubeconfig(
         self,

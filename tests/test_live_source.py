@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from collections import Counter
 from pathlib import Path
 
@@ -74,6 +76,15 @@ def test_every_object_of_every_kind_arrives_once_over_pages(dump: list[dict], tm
     assert {method for method, _ in server.requests} == {"GET"}
 
 
+def test_the_fake_fails_a_test_that_sends_anything_but_get(dump: list[dict]) -> None:
+    """The guard every test of a live read stands on (FakeApiServer's exit)."""
+    refused = pytest.raises(AssertionError, match=r"more than GET: \['PATCH /api/v1/nodes/gpu-1'\]")
+    with refused, FakeApiServer(dump) as server:
+        request = urllib.request.Request(f"{server.url}/api/v1/nodes/gpu-1", data=b"{}", method="PATCH")
+        with pytest.raises(urllib.error.HTTPError, match="405"):
+            urllib.request.urlopen(request, timeout=10)
+
+
 def test_a_page_is_asked_for_only_once_the_caller_took_the_last(dump: list[dict], tmp_path: Path) -> None:
     with FakeApiServer(dump) as server:
         pods = LiveSource(str(server.kubeconfig(tmp_path / "config")), page_size=2).objects(POD)
@@ -131,6 +142,10 @@ def test_403_names_what_was_refused_and_the_read_only_role(dump: list[dict], tmp
     assert line.startswith(f"the API server at {server.url} does not let context 'fake' list pods (403 Forbidden: ")
     assert 'User "reader" cannot list resource "pods"' in line
     assert "bind the ClusterRole policyc-audit-reader of deploy/audit-rbac.yaml" in line
+    with FakeApiServer(dump, forbidden={"reader": {"queues"}}) as server:
+        source = LiveSource(str(server.kubeconfig(tmp_path / "config")))
+        line = failure(lambda: list(source.objects(QUEUE)))
+    assert "does not let context 'fake' list queues.scheduling.volcano.sh (403 Forbidden: " in line
 
 
 def test_410_on_an_expired_continue_token_says_to_rerun_and_does_not_start_over(

@@ -36,6 +36,12 @@ class Resource:
     namespaced: bool
 
     @property
+    def name(self) -> str:
+        """As kubectl names it: `pods`, `pytorchjobs.kubeflow.org`."""
+        group = self.group_version.rpartition("/")[0]
+        return f"{self.plural}.{group}" if group else self.plural
+
+    @property
     def path(self) -> str:
         """The path that lists it across every namespace."""
         return f"{'/apis' if '/' in self.group_version else '/api'}/{self.group_version}/{self.plural}"
@@ -205,7 +211,7 @@ class LiveSource:
         token, pages = "", 0
         while True:
             query = [("limit", self._page_size), *([("continue", token)] if token else [])]
-            page = self._get(resource.path, f"list {resource.plural}", query=query, pages_read=pages)
+            page = self._get(resource.path, f"list {resource.name}", query=query, pages_read=pages)
             pages += 1
             token = (page.get("metadata") or {}).get("continue") or ""
             for item in page.get("items") or ():
