@@ -253,6 +253,13 @@ def test_no_kubeconfig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
+def test_a_kubeconfig_that_is_not_yaml(tmp_path: Path) -> None:
+    broken = tmp_path / "config"
+    broken.write_text("contexts: [\n- name: a\n", encoding="utf-8")
+    line = failure(lambda: LiveSource(str(broken)))
+    assert line.startswith(f"cannot read kubeconfig {broken}: while parsing a flow node")
+
+
 def test_kubeconfig_list_and_context_as_kubectl_takes_them(dump: list[dict], tmp_path: Path, monkeypatch) -> None:
     """KUBECONFIG is a list: missing files are passed over, the first file to set current-context wins, and a context
     of any file can be named."""

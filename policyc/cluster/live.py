@@ -62,16 +62,16 @@ def kubeconfig_files(kubeconfig: str | None) -> list[str]:
 def chosen_context(files: list[str], context: str | None) -> str:
     """The context to use: `context`, else the first `current-context` the files set (kubectl's rule: the first file
     to set a value wins); checked against the contexts the files define."""
-    import yaml  # a dependency of the kubernetes library
+    from ruamel.yaml import YAML, YAMLError
 
     contexts: list[str] = []
     current = ""
     for file in files:
         try:
             with open(file, encoding="utf-8") as f:
-                document = yaml.safe_load(f) or {}
-        except (OSError, yaml.YAMLError) as e:
-            raise SourceError(f"cannot read kubeconfig {file}: {e}") from None
+                document = YAML(typ="safe").load(f) or {}
+        except (OSError, YAMLError) as e:
+            raise SourceError(f"cannot read kubeconfig {file}: {one_line(str(e))}") from None
         if not isinstance(document, dict):
             raise SourceError(f"kubeconfig {file} is not a kubeconfig (not a mapping)")
         contexts += [c["name"] for c in document.get("contexts") or () if isinstance(c, dict) and "name" in c]
@@ -84,6 +84,11 @@ def chosen_context(files: list[str], context: str | None) -> str:
     if wanted not in contexts:
         raise SourceError(f"context {wanted!r} is not in kubeconfig {where}; its contexts: {known}")
     return wanted
+
+
+def one_line(text: str) -> str:
+    """A message of the library's or the YAML parser's, which may span lines, as one."""
+    return " ".join(text.split())
 
 
 def in_a_pod(incluster_config) -> bool:
@@ -132,7 +137,7 @@ class LiveSource:
             try:
                 incluster_config.load_incluster_config(client_configuration=configuration)
             except incluster_config.ConfigException as e:
-                raise SourceError(f"in-cluster configuration: {e}") from None
+                raise SourceError(f"in-cluster configuration: {one_line(str(e))}") from None
         else:
             looked = os.environ.get("KUBECONFIG") or "~/.kube/config"
             raise SourceError(
@@ -158,9 +163,12 @@ class LiveSource:
                     persist_config=False,
                 )
         except (ConfigException, OSError, ValueError) as e:
-            raise SourceError(f"context {self.name!r} of kubeconfig {' and '.join(files)}: {e}") from None
+            where = " and ".join(files)
+            raise SourceError(f"context {self.name!r} of kubeconfig {where}: {one_line(str(e))}") from None
         if errors:
-            raise SourceError(f"context {self.name!r}: no credentials: {errors[0]}; run the command by hand to see why")
+            raise SourceError(
+                f"context {self.name!r}: no credentials: {one_line(errors[0])}; run the command by hand to see why"
+            )
 
     def objects(self, kind: Kind, api_version: str | None = None) -> Iterator[dict]:
         resource = self.resource(kind, api_version)
@@ -239,7 +247,7 @@ class LiveSource:
             raise SourceError(self._tls_failed(str(e.reason).splitlines()[-1])) from None
         except urllib3.exceptions.MaxRetryError as e:
             if isinstance(e.reason, urllib3.exceptions.SSLError):
-                raise SourceError(self._tls_failed(str(e.reason))) from None
+                raise SourceError(self._tls_failed(one_line(str(e.reason)))) from None
             raise SourceError(self._unreachable(e.reason)) from None
         except urllib3.exceptions.HTTPError as e:
             raise SourceError(self._unreachable(e)) from None
@@ -279,7 +287,7 @@ class LiveSource:
     def _refused(self, status: int, reason: str, body: bytes, doing: str, pages_read: int) -> str:
         """The line for an answer other than 200."""
         try:
-            message = str(json.loads(body).get("message") or reason)
+            message = one_line(str(json.loads(body).get("message") or reason))
         except (ValueError, AttributeError):
             message = reason
         if status == 401:
