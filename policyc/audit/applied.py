@@ -22,6 +22,8 @@ ARGOCD = "argocd.argoproj.io/"
 _ABSENT = object()
 SHOWN = 3
 """Fields named in one message at most; the rest are counted."""
+SHORT = 40
+"""The longest value a message quotes."""
 
 
 FieldPath = tuple[str | int, ...]
@@ -127,7 +129,7 @@ def _missing(build: Build, expected: Expected) -> Diagnostic:
 def _changed(build: Build, expected: Expected, live: dict, changed: list[FieldPath]) -> Diagnostic:
     r = ref(expected.obj)
     fields = changed[:SHOWN]
-    said = "; ".join(f"{dotted(f)} is {_value(live, f)}, the build says {_value(expected.obj, f)}" for f in fields)
+    said = "; ".join(_said(f, live, expected.obj) for f in fields)
     more = f" and {len(changed) - SHOWN} more field(s)" if len(changed) > SHOWN else ""
     applied = _last_applied(live)
     if applied is not None and not [f for f in changed if _value(live, f) != _value(applied, f)]:
@@ -149,6 +151,14 @@ def _changed(build: Build, expected: Expected, live: dict, changed: list[FieldPa
         ),
         subject=r,
     )
+
+
+def _said(field: FieldPath, live: dict, built: dict) -> str:
+    """What a field holds against what the build says (a value too long for a line: only that it differs)."""
+    have, wanted = _value(live, field), _value(built, field)
+    if max(len(have), len(wanted)) > SHORT:
+        return f"{dotted(field)} differs from the build's"
+    return f"{dotted(field)} is {have}, the build says {wanted}"
 
 
 def _last_applied(live: dict) -> dict | None:

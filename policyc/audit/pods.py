@@ -113,23 +113,26 @@ class Judge:
             if node_name_set_by_creator(pod)
             else {**pod, "spec": {k: v for k, v in spec.items() if k != "nodeName"}}
         )
+        others = []
         for refusal in refusals(contract, judged):
             if refusal.rule == PRIORITY_RULE:
                 granted = listing(contract.priority_classes) or "none"
                 yield Verdict(
                     "pod-priority",
-                    f"runs at priority class {spec.get('priorityClassName') or '(none)'}, "
-                    f"which tenant {tenant.name} is not granted (granted: {granted})",
+                    f"runs at priority class {spec.get('priorityClassName') or '(none)'}, which tenant {tenant.name} "
+                    f"is not granted (granted: {granted})",
                     f"with a priority class of {granted}",
                     tenant.path,
                 )
             elif not (placed is not None and refusal.rule in TOLERATION_RULES):
-                yield Verdict(
-                    "pod-contract",
-                    f"its tenant's admission would refuse it: {refusal.message}",
-                    f"as rule {refusal.rule} asks",
-                    tenant.path,
-                )
+                others.append(refusal)
+        if others:
+            yield Verdict(
+                "pod-contract",
+                "its tenant's admission would refuse it: " + "; ".join(r.message for r in others),
+                f"as rule{'s' if len(others) > 1 else ''} {' and '.join(r.rule for r in others)} ask",
+                tenant.path,
+            )
 
     def _placement(self, tenant: Tenant, pod: dict, pool: Pool | None) -> Verdict | None:
         if pool is None:
