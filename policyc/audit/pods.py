@@ -82,23 +82,21 @@ class Judge:
                 yield _finding(pod, node, v)
 
     def _shape(self, tenant: Tenant, pod: dict, node: str) -> tuple:
-        """What the rules read of a pod, as a key: its namespace, its node's pool, its labels and annotations, and the
-        fields of its spec the contract reads."""
+        """What the rules read of a pod, as a key: its namespace, its node's pool, the labels and annotations that
+        name its workload class and queue, and the fields of its spec the contract reads."""
         meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
-        pool = self.pools.get(node)
+        labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
+        contract = self.contracts.get(tenant.name)
+        label_keys = (self.cluster.keys.workload_class, APP_NAME, *(contract.object_labels if contract else ()))
         read = [
-            meta.get("labels"),
-            meta.get("annotations"),
+            [labels.get(k) for k in label_keys],
+            [annotations.get(k) for k in (contract.pod_annotations if contract else ())],
             spec.get("tolerations"),
             spec.get("priorityClassName"),
             spec.get("schedulerName"),
         ]
-        return (
-            meta.get("namespace"),
-            pool.name if pool else None,
-            node_name_set_by_creator(pod),
-            json.dumps(read, sort_keys=True),
-        )
+        pool = self.pools.get(node)
+        return (meta.get("namespace"), pool.name if pool else None, node_name_set_by_creator(pod), json.dumps(read))
 
     def _judge(self, tenant: Tenant, pod: dict, pool: Pool | None) -> Iterator[Verdict]:
         placed = self._placement(tenant, pod, pool)

@@ -342,9 +342,10 @@ def _cluster_source(dump: str | None, kubeconfig: str | None, context: str | Non
         return DumpSource(dump)
     try:
         from policyc.cluster.live import LiveSource  # type: ignore[import-not-found]
-    except ImportError:
+
+        return LiveSource(kubeconfig, context)
+    except ImportError:  # the module, or the client library it uses
         raise SourceError("install policyc[cluster] to read a live cluster, or pass --from DUMP") from None
-    return LiveSource(kubeconfig, context)
 
 
 def _write_findings(report: Report, fmt: str, output: str | None, source: str) -> None:
