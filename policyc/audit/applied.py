@@ -13,7 +13,8 @@ from typing import Any
 
 from policyc.audit.build import Build, Expected, Identity, identity
 from policyc.cluster.source import ClusterSource
-from policyc.diagnostics import Diagnostic, ObjectRef, diag
+from policyc.diagnostics import Diagnostic, ObjectRef, Path, diag
+from policyc.ir import Cluster
 from policyc.k8s.objects import MANAGED_BY, PART_OF
 from policyc.k8s.quantity import Quantity, QuantityError
 
@@ -79,8 +80,9 @@ def _compared(obj: dict) -> dict:
     return {**{k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}, "metadata": kept}
 
 
-def check(build: Build, source: ClusterSource, policy: str, seen: dict[Identity, dict]) -> Iterator[Diagnostic]:
+def check(build: Build, source: ClusterSource, cluster: Cluster, seen: dict[Identity, dict]) -> Iterator[Diagnostic]:
     """`seen`: the cluster's objects of the build's kinds, by identity."""
+    tenants = {ns: t.path for t in cluster.tenants for ns in t.namespaces}
     for key, expected in sorted(build.objects.items(), key=lambda item: _order(item[0])):
         live = seen.get(key)
         if live is None:
@@ -92,8 +94,8 @@ def check(build: Build, source: ClusterSource, policy: str, seen: dict[Identity,
             yield _changed(build, expected, live, changed)
     for key, live in sorted(seen.items(), key=lambda item: _order(item[0])):
         labels = (live.get("metadata") or {}).get("labels") or {}
-        if key not in build.objects and labels.get(MANAGED_BY) == "policyc" and labels.get(PART_OF) == policy:
-            yield _stale(live)
+        if key not in build.objects and labels.get(MANAGED_BY) == "policyc" and labels.get(PART_OF) == cluster.name:
+            yield _stale(live, tenants.get(key[1] or "", ()))
 
 
 def _order(key: Identity) -> tuple:
@@ -188,14 +190,15 @@ def _value(obj: Any, path: FieldPath) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
-def _stale(live: dict) -> Diagnostic:
+def _stale(live: dict, path: Path) -> Diagnostic:
+    """`path`: the tenant of its namespace, if any."""
     r = ref(live)
     scope = f" -n {r.namespace}" if r.namespace else ""
     return replace(
         diag(
             "object-stale",
             f"{r}: carries policyc's labels for this policy, the build has no such object",
-            (),
+            path,
             hint=f"run `kubectl delete {r.kind.lower()}{scope} {r.name}`",
         ),
         subject=r,

@@ -26,7 +26,7 @@ def audit(
     for kind, api_version in build.kinds():
         for obj in source.objects(kind, api_version):
             seen[identity(obj)] = obj
-    report.extend(applied.check(build, source, cluster.name, seen))
+    report.extend(applied.check(build, source, cluster, seen))
     report.extend(Judge(cluster, backend, pools).check(source.objects(POD, "v1")))
     report.extend(guarantees.check(cluster, (n.name for n in present), pools))
     return report
