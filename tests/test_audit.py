@@ -18,7 +18,7 @@ from tests.conftest import REPO, missing_shared_data
 EXPECTS = sorted(DUMPS.glob("*/*.expect.json"))
 """Every recorded dump with its description; held-back variants added later are picked up."""
 
-CAPACITY_KEY = ("capacity", None, None, None)
+CAPACITY_KEY = ("capacity-short", None, None, None)
 CAPACITY = {
     # team-b is guaranteed 48 nvidia.com/gpu and can use l4-serve (4 GPUs a node) and t4-serve (2 a node). The
     # recording created the first 5 nodes of each pool: 5 * 4 + 5 * 2 = 30 < 48 (with every node: 40 * 4 + 11 * 2).
@@ -51,12 +51,12 @@ def test_a_recorded_dump_gives_exactly_its_drift(expect_path: Path | None) -> No
     assert expect["category"] == "none" or expect["objects"], "a drift names its objects"
     report = run(policy_of(stem), expect_path.with_name(expect_path.name.replace(".expect", "")), built=built_of(stem))
     assert keys(report) == expected_keys(expect, stem)
-    capacity = [d for d in report.diagnostics if d.rule.name == "capacity"]
+    capacity = [d for d in report.diagnostics if d.rule.name == "capacity-short"]
     assert [d.message for d in capacity] == ([f"with the nodes the cluster has now, {CAPACITY[stem]}"]
                                              if stem in CAPACITY else [])  # fmt: skip
     for d in report.diagnostics:
         assert d.line is not None and d.hint, d
-        assert d.severity is (Severity.WARNING if d.rule.name in ("node-missing", "capacity") else Severity.ERROR)
+        assert d.severity is (Severity.WARNING if d.rule.name in ("node-missing", "capacity-short") else Severity.ERROR)
 
 
 def test_every_recorded_policy_is_vendored() -> None:

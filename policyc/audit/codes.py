@@ -91,7 +91,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         None,
-        "capacity",
+        "capacity-short",
         Severity.WARNING,
         "Queue guarantees the nodes the cluster has now cannot hold (the pools' nodes present, not those the policy "
         "declares).",

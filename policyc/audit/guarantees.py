@@ -22,7 +22,7 @@ def check(cluster: Cluster, present: Iterable[str], pools: Mapping[str, Pool]) -
         return
     for d in shortfalls(replace(cluster, pools=now)):
         yield diag(
-            "capacity",
+            "capacity-short",
             f"with the nodes the cluster has now, {d.message}",
             d.path,
             hint="join the pools' missing nodes (policyc audit reports each as node-missing), or lower the guarantee "
