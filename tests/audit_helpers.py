@@ -30,7 +30,8 @@ def built_of(stem: str) -> Path:
 
 @functools.cache
 def compiled(policy: Path) -> Compilation:
-    compilation = compile_policy(policy, name=str(policy.relative_to(REPO)))
+    name = policy.relative_to(REPO) if policy.is_relative_to(REPO) else policy
+    compilation = compile_policy(policy, name=str(name))
     assert compilation.ok, [d.message for d in compilation.report.errors]
     return compilation
 

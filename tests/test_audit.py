@@ -242,3 +242,67 @@ def test_the_taint_hint_names_what_to_put_back() -> None:
     (finding,) = run(policy_of("minimal"), dump, built=built_of("minimal")).diagnostics
     assert finding.hint is not None
     assert "`kubectl taint node gpu-1 gpu.example.org/node.usage=training:NoSchedule`" in finding.hint
+
+
+TWO_USAGES = """\
+apiVersion: policyc.io/v1alpha1
+kind: ClusterPolicy
+metadata:
+  name: two-usages
+spec:
+  kubernetesVersion: "1.33"
+  domain: gpu.example.org
+  gpuTiers:
+    - name: a100
+      products: [NVIDIA-A100-SXM4-40GB]
+  nodePools:
+    - name: train
+      usage: training
+      nodes: ["gpu-[1-2]"]
+      gpu: {product: NVIDIA-A100-SXM4-40GB, count: 8}
+      allocatable: {cpu: "128", memory: 1000Gi}
+    - name: serve
+      usage: inference
+      nodes: ["gpu-[3-4]"]
+      gpu: {product: NVIDIA-A100-SXM4-40GB, count: 8}
+      allocatable: {cpu: "128", memory: 1000Gi}
+  tenants:
+    - name: ml
+      namespaces: [ml]
+  workloads:
+    - name: train-job
+      type: training
+      tenant: ml
+      gpuTier: a100
+      gpus: 8
+    - name: chat
+      type: inference
+      tenant: ml
+      gpuTier: a100
+      gpus: 1
+"""
+
+
+def test_a_pod_on_a_granted_pool_of_another_usage_than_its_workload(tmp_path: Path) -> None:
+    policy = tmp_path / "two-usages.yaml"
+    policy.write_text(TWO_USAGES, encoding="utf-8")
+    cluster = compiled(policy).cluster
+    assert cluster is not None
+    nodes = [
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": n, "labels": dict(p.labels)},
+         "spec": {"taints": [t.to_dict() for t in p.taints]}, "status": {}}
+        for p in cluster.pools for n in p.nodes
+    ]  # fmt: skip
+
+    def pod(name: str, workload: str, node: str) -> dict:
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": "ml", "labels": {"app.kubernetes.io/name": workload}},
+                "spec": {"nodeName": node, "schedulerName": "volcano"},
+                "status": {"conditions": [{"type": "PodScheduled", "status": "True"}]}}  # fmt: skip
+
+    # the serving pod on the training pool: the tenant is granted it (for train-job), not for chat, which is inference
+    pods = [pod("chat-0", "chat", "gpu-1"), pod("chat-1", "chat", "gpu-3"), pod("train-0", "train-job", "gpu-2")]
+    report = run(policy, write_dump(tmp_path, nodes + pods))
+    assert {k for k in keys(report) if k[1] == "Pod"} == {("pod-placement", "Pod", "ml", "chat-0")}
+    (finding,) = [d for d in report.diagnostics if d.subject and d.subject.kind == "Pod"]
+    assert "pool train is of usage training, its workload chat is inference" in finding.message

@@ -109,8 +109,8 @@ def of_directory(directory: str, artifacts: Iterable[Artifact]) -> Build:
 
 
 def resource_name(kind: Kind) -> str:
-    """The kind's resource as kubectl takes it (`priorityclasses.scheduling.k8s.io`): its plural as the API server guesses
-    a plural from a kind (lower case; -y after a consonant to -ies; -s, -x, -ch, -sh to -es; else -s)."""
+    """The kind's resource as kubectl takes it (`priorityclasses.scheduling.k8s.io`): its plural as the API server
+    guesses one from a kind (lower case; -y after a consonant to -ies; -s, -x, -ch, -sh to -es; else -s)."""
     word = kind.kind.lower()
     if word.endswith("y") and word[-2:-1] not in tuple("aeiou"):
         plural = word[:-1] + "ies"
