@@ -128,7 +128,9 @@ class Judge:
             yield Verdict(
                 "pod-contract",
                 "its tenant's admission would refuse it: " + "; ".join(r.message for r in others),
-                f"as rule{'s' if len(others) > 1 else ''} {' and '.join(r.rule for r in others)} ask",
+                f"as rules {' and '.join(r.rule for r in others)} ask"
+                if len(others) > 1
+                else f"as rule {others[0].rule} asks",
                 tenant.path,
             )
 
