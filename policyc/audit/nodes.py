@@ -10,10 +10,10 @@ from dataclasses import dataclass, replace
 
 from policyc.codes import Severity
 from policyc.diagnostics import Diagnostic, ObjectRef, Path, diag
-from policyc.gpu import dra
 from policyc.gpu.accelerators import VENDORS
 from policyc.ir import MIG_CONFIG, Cluster, Pool, Taint
 from policyc.k8s.quantity import Quantity, QuantityError
+from policyc.pods import devices_per_node
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,17 +134,6 @@ def _taints(cluster: Cluster, node: Node, wanted: Iterable[Taint], owner: str, p
     )
 
 
-def devices_per_node(cluster: Cluster, pool: Pool) -> dict[str, int]:
-    """The device resources each node of the pool advertises, as the build counts them: its GPU resource (MIG devices
-    under the single strategy and time-slicing replicas counted in), or each MIG profile's under the mixed one."""
-    out = {}
-    if pool.resource and not dra.is_devices_key(pool.resource) and (pool.gpus_per_node or not pool.mig):
-        out[pool.resource] = pool.gpus_per_node
-    if pool.mig:
-        out.update(pool.mig.resources)
-    return out
-
-
 def _count(value: str | None) -> Quantity | None:
     try:
         return Quantity.from_json(value) if value is not None else Quantity.from_value(0)
@@ -154,7 +143,10 @@ def _count(value: str | None) -> Quantity | None:
 
 def _shape(cluster: Cluster, node: Node, pool: Pool) -> Iterator[Diagnostic]:
     said = []
-    for resource, wanted in devices_per_node(cluster, pool).items():
+    for resource in cluster.accelerators:  # as the build counts them: MIG devices, time-slicing replicas
+        wanted = devices_per_node(pool, resource)
+        if not wanted and resource != pool.resource:
+            continue
         have = {field: _count(getattr(node, field).get(resource)) for field in ("capacity", "allocatable")}
         if any(q != Quantity.from_value(wanted) for q in have.values()):
             figures = ", ".join(f"{field} {node_value(getattr(node, field), resource)}" for field in have)
