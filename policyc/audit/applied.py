@@ -61,7 +61,7 @@ def dotted(path: FieldPath) -> str:
 
 
 def _same(wanted: Any, have: Any) -> bool:
-    if wanted == have and type(wanted) is type(have) or (wanted is None and have is _ABSENT):  # the server drops nulls
+    if (wanted == have and type(wanted) is type(have)) or (wanted is None and have is _ABSENT):  # nulls are dropped
         return True
     if isinstance(wanted, bool) or isinstance(have, bool) or have is _ABSENT:
         return False
