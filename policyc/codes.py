@@ -21,6 +21,7 @@ numbered codes are in a hundred of its own among PC6xx-PC8xx, with a few PC4xx.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import cache
@@ -65,6 +66,12 @@ _SHARED_FAMILIES: dict[str, tuple[str, str]] = {
     "verify": ("PC9", "the compiler's own output failed verification (a policyc bug, or a limit of the target)"),
 }
 """The families of the shared rules: name -> (the hundred of their numbered codes, what they are about)."""
+
+_COMMAND_FAMILIES: dict[str, tuple[str, str]] = {
+    "audit": ("policyc.audit.codes", "what `policyc audit` finds where a running cluster differs from its policy"),
+}
+"""Families of a command's own findings (not the compiler's): name -> (the module whose `RULES` they are, what they
+are about); they join the catalogue after the backends'."""
 
 _RULES: tuple[Rule, ...] = (
     # PC0xx: reading the file
@@ -737,6 +744,9 @@ def _catalogue() -> tuple[dict[str, Rule], dict[str, Rule], dict[str, str]]:
         for backend, module in backends.items():
             rules.extend(_member(r, backend) for r in module.RULES)
             families[backend] = f"the rules of the {family} backend '{backend}'"
+    for family, (module, about) in _COMMAND_FAMILIES.items():
+        rules.extend(_member(r, family) for r in importlib.import_module(module).RULES)
+        families[family] = about
     by_code = {r.code: r for r in sorted(rules, key=lambda r: (not r.numbered, r.code))}
     return by_code, {r.name: r for r in by_code.values()}, families
 

@@ -19,6 +19,20 @@ from policyc.codes import Rule, Severity, rule
 
 Path = tuple[str | int, ...]
 
+
+@dataclass(frozen=True, slots=True, order=True)
+class ObjectRef:
+    """A Kubernetes object a diagnostic is about (`policyc audit`'s findings name the cluster's object)."""
+
+    api_version: str
+    kind: str
+    namespace: str | None
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
+
+
 _SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.NOTE: 2}
 
 
@@ -35,6 +49,8 @@ class Diagnostic:
     """Another place the message refers to; ``{line}`` in the hint becomes its line number."""
     line: int | None = None
     column: int | None = None
+    subject: ObjectRef | None = None
+    """The cluster object it is about (an audit finding); None for a diagnostic of the policy alone."""
 
     @property
     def rule(self) -> Rule:

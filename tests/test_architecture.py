@@ -40,9 +40,11 @@ SAME_TOPIC = {
     "node_agents": "DaemonSets' tolerations emitted (backends) and proven (proof)",
     "slurm": "Slurm's formats (gpu), its files emitted (backends) and checked (checks)",
     "workloads": "resolved (resolve), their templates emitted (backends) and checked (checks)",
-    "nodes": "nodes and pools resolved (resolve), their labels and taints written (backends)",
-    "codes": "the catalogue, each backend's rules that join it (scheduler or node provisioner), and the command that "
-    "prints it",
+    "nodes": "nodes and pools resolved (resolve), their labels and taints written (backends), a cluster's nodes "
+    "audited against them (audit)",
+    "pods": "what a workload's pods carry (ir), and a cluster's running pods audited against it (audit)",
+    "codes": "the catalogue, each backend's rules that join it (scheduler or node provisioner) and the audit's, and "
+    "the command that prints it",
     "settings": "a face of each backend (scheduler or node provisioner)",
     "rules": "a face of each backend (scheduler or node provisioner)",
     "backend": "a face of each backend (scheduler or node provisioner)",

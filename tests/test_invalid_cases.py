@@ -154,7 +154,8 @@ def test_every_sibling_output_has_its_case() -> None:
 
 def test_every_code_has_a_case() -> None:
     covered = {code for case in CASES for code in expected_codes(case)}
-    uncovered = set(RULES) - covered - set(UNREACHABLE_FROM_A_FILE)
+    found_on_a_cluster = {code for code, r in RULES.items() if r.family == "audit"}  # tests/test_audit*.py
+    uncovered = set(RULES) - covered - set(UNREACHABLE_FROM_A_FILE) - found_on_a_cluster
     assert not uncovered, f"codes without a case in tests/cases/invalid: {sorted(uncovered)}"
 
 

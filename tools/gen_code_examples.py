@@ -32,6 +32,10 @@ from tests.test_fixits import apply_fixes, header_and_body, parse_fixes  # noqa:
 from tests.test_invalid_cases import CASE_DIR, CASES, expected_codes, read_case  # noqa: E402
 
 OUT = REPO / "policyc" / "commands" / "code_examples.json"
+AUDIT_NOTE = (
+    "`policyc audit POLICY` reports it of a running cluster (a live one, or a kubectl dump with --from), not of a "
+    "policy file: see docs/audit.md, with an example line of each finding and what to do about it."
+)
 
 NOTES = {
     "PC001": "policyc reports it for a path it cannot read as a file: missing, a directory, or not readable "
@@ -215,6 +219,8 @@ def generate() -> str:
             data[code] = best[code].data()
         elif code in NOTES:
             data[code] = {"note": NOTES[code]}
+        elif codes.RULES[code].family == "audit":
+            data[code] = {"note": AUDIT_NOTE}
         else:
             raise SystemExit(f"{code} has no case in {CASE_DIR.relative_to(REPO)} and no note in {__file__}")
     return json.dumps(data, indent=1, ensure_ascii=False) + "\n"

@@ -71,8 +71,14 @@ def check(cluster: Cluster) -> Iterator[Diagnostic]:
     if not cluster.complete:  # totals over a partly parsed policy would mislead
         return
     yield from _tiers_without_pools(cluster)
-    yield from (d for _, d in _shortfalls(cluster))
+    yield from shortfalls(cluster)
     yield from _overcommit(cluster, cluster.capacity(cluster.kubernetes_pools))
+
+
+def shortfalls(cluster: Cluster) -> list[Diagnostic]:
+    """A diagnostic per resource whose queue guarantees the pools cannot all keep (`policyc audit` asks it of the pools
+    as a running cluster has them)."""
+    return [d for _, d in _shortfalls(cluster)]
 
 
 def unkeepable(cluster: Cluster) -> set[str]:

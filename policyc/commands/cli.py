@@ -22,6 +22,7 @@ from policyc import compile as compile_policy
 
 if TYPE_CHECKING:
     from policyc.compiler import Compilation
+    from policyc.diagnostics import Report
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 DIAGNOSTIC_FORMATS = ("text", "json", "github", "sarif")
@@ -277,6 +278,94 @@ def _explain_manifest(compilation: Compilation, manifest: str, fmt: str) -> None
     else:
         click.echo(ex.render_manifest_text(e))
     sys.exit(EXIT_FAILED if e.verdict == "refused" else EXIT_OK)
+
+
+@main.command()
+@click.argument("policy", type=click.Path(dir_okay=False))
+@click.option("--from", "dump", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Read the cluster from a `kubectl get <kinds> -A -o json` dump (see --dump-command) instead of a "
+              "live API server.")  # fmt: skip
+@click.option(
+    "--kubeconfig", type=click.Path(dir_okay=False), help="The live cluster's kubeconfig (as kubectl takes it)."
+)
+@click.option("--context", help="The kubeconfig context of the live cluster (default: its current context).")
+@click.option("--built", type=click.Path(file_okay=False), metavar="DIR",
+              help="Compare the cluster's objects with this output directory of an earlier build (what Argo CD "
+              "synced) instead of building POLICY now; POLICY still gives the pools, tenants and grants.")  # fmt: skip
+@click.option("--format", "fmt", type=click.Choice(DIAGNOSTIC_FORMATS), default="text", show_default=True,
+              help="Findings as text, JSON, GitHub annotations or SARIF 2.1.0.")  # fmt: skip
+@click.option("--strict", is_flag=True, help="A node the policy names that the cluster lacks is an error.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the findings to this file.")
+@click.option("--dump-command", is_flag=True,
+              help="Print the kubectl command whose dump holds every kind the audit reads, and exit.")  # fmt: skip
+def audit(policy: str, dump: str | None, kubeconfig: str | None, context: str | None, built: str | None, fmt: str,
+          strict: bool, output: str | None, dump_command: bool) -> None:  # fmt: skip
+    """Compare a running cluster with what POLICY builds and proves, read-only: nodes, the build's objects, tenants'
+    pods and capacity. Exit 0 without findings of error severity, 1 with, 2 when the policy does not build or the
+    cluster cannot be read."""
+    from policyc.audit.build import BuiltError, of_artifacts, of_directory
+    from policyc.audit.build import dump_command as kubectl_get
+    from policyc.audit.run import audit as run_audit
+    from policyc.cluster.source import SourceError
+    from policyc.diagnostics import Report
+
+    compilation = compile_policy(Path(policy), name=policy)
+    if not compilation.ok or compilation.cluster is None or compilation.backend is None:
+        _emit_diagnostics([compilation], fmt)
+        click.echo(f"policyc: {policy} does not build: fix its errors before auditing a cluster against it", err=True)
+        sys.exit(EXIT_USAGE)
+    try:
+        build = of_directory(built, compilation.artifacts) if built else of_artifacts(compilation.artifacts)
+    except BuiltError as e:
+        raise click.BadParameter(str(e), param_hint="--built") from None
+    if dump_command:
+        click.echo(kubectl_get(build))
+        return
+    report = Report(compilation.report.file, compilation.report.source_map)
+    try:
+        source = _cluster_source(dump, kubeconfig, context)
+        run_audit(compilation.cluster, compilation.backend, build, source, report, strict=strict)
+    except SourceError as e:
+        click.echo(f"policyc: {e}", err=True)
+        sys.exit(EXIT_USAGE)
+    _write_findings(report, fmt, output, source.name)
+    sys.exit(EXIT_FAILED if report.failed else EXIT_OK)
+
+
+def _cluster_source(dump: str | None, kubeconfig: str | None, context: str | None):  # -> ClusterSource
+    """The dump, or the live cluster (its client library is an optional extra, imported only here)."""
+    from policyc.cluster.source import DumpSource, SourceError
+
+    if dump is not None:
+        if kubeconfig or context:
+            raise click.UsageError("--from reads a dump: --kubeconfig and --context are for a live cluster")
+        return DumpSource(dump)
+    try:
+        from policyc.cluster.live import LiveSource  # type: ignore[import-not-found]
+
+        return LiveSource(kubeconfig, context)
+    except ImportError:  # the module, or the client library it uses
+        raise SourceError("install policyc[cluster] to read a live cluster, or pass --from DUMP") from None
+
+
+def _write_findings(report: Report, fmt: str, output: str | None, source: str) -> None:
+    """The findings in `fmt`, to `output` or standard output; a summary line on standard error."""
+    from policyc.output import formats
+
+    counts = {"errors": len(report.errors), "warnings": len(report.warnings), "cluster": source}
+    if fmt == "json":
+        text = formats.to_json([report], summary=counts)
+    elif fmt == "sarif":
+        text = formats.to_sarif([report])
+    elif fmt == "github":
+        text = formats.to_github([report])
+    else:
+        text = formats.render_text(report, None if output else _colour)
+    if output:
+        Path(output).write_text(text + "\n" if text else "", encoding="utf-8")
+    elif text:
+        click.echo(text)
+    click.echo(f"policyc audit: {source} against {report.summary()}", err=True)
 
 
 @main.command()

@@ -1,6 +1,7 @@
 """Diagnostic output formats: text (one line each), JSON, GitHub Actions annotations and SARIF 2.1.0.
 
-Leaf module: renderers only; which one runs is the CLI's choice (``--format``).
+Leaf module: renderers only; which one runs is the CLI's choice (``--format``). The compiler's diagnostics and
+`policyc audit`'s findings (diagnostics naming a cluster object, `Diagnostic.subject`) go through the same renderers.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import PurePath
 
 from policyc import __version__, codes
 from policyc.codes import Severity
-from policyc.diagnostics import Diagnostic, Report, pointer
+from policyc.diagnostics import Diagnostic, ObjectRef, Report, pointer
 
 FORMATS = ("text", "json", "github", "sarif")
 _RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.NOTE: 2}
@@ -36,9 +37,10 @@ def render_text(report: Report, style: Callable[[str, Severity], str] | None = N
     return "\n".join(lines)
 
 
-def to_json(reports: Sequence[Report]) -> str:
+def to_json(reports: Sequence[Report], summary: dict | None = None) -> str:
     """A stable JSON document (version 1) of every diagnostic of every report: its `code` as the text prints it, its
-    rule's identity (`id`, see `policyc.codes`) and name (`rule`)."""
+    rule's identity (`id`, see `policyc.codes`) and name (`rule`), and the cluster object it is about (`object`) for
+    an audit's finding; `summary` (an audit's counts) is added as it is given."""
     items = [
         {
             "file": report.file,
@@ -51,11 +53,17 @@ def to_json(reports: Sequence[Report]) -> str:
             "message": d.message,
             "hint": d.hint,
             "path": pointer(d.path),
+            **({"object": _object(d.subject)} if d.subject else {}),
         }
         for report in reports
         for d in report.sorted()
     ]
-    return json.dumps({"version": 1, "diagnostics": items}, indent=2, ensure_ascii=False)
+    document = {"version": 1, "diagnostics": items, **({"summary": summary} if summary is not None else {})}
+    return json.dumps(document, indent=2, ensure_ascii=False)
+
+
+def _object(ref: ObjectRef) -> dict[str, str | None]:
+    return {"apiVersion": ref.api_version, "kind": ref.kind, "namespace": ref.namespace, "name": ref.name}
 
 
 def _escape_data(text: str) -> str:
@@ -99,6 +107,16 @@ def _uri(file: str) -> str:
     return path.as_posix()
 
 
+def _logical(ref: ObjectRef) -> dict[str, str]:
+    """A cluster object as a SARIF logical location: a resource, fully qualified as kubectl names it."""
+    scope = f"{ref.namespace}/" if ref.namespace else ""
+    return {
+        "name": ref.name,
+        "fullyQualifiedName": f"{ref.api_version}/{ref.kind}/{scope}{ref.name}",
+        "kind": "resource",
+    }
+
+
 def to_sarif(reports: Sequence[Report]) -> str:
     """A SARIF 2.1.0 log with one run, every rule of the catalogue, and a result per diagnostic.
 
@@ -128,7 +146,8 @@ def to_sarif(reports: Sequence[Report]) -> str:
                     "physicalLocation": {
                         "artifactLocation": {"uri": _uri(report.file)},
                         "region": {"startLine": d.line or 1, "startColumn": d.column or 1},
-                    }
+                    },
+                    **({"logicalLocations": [_logical(d.subject)]} if d.subject else {}),
                 }
             ],
         }
