@@ -46,7 +46,8 @@ class FakeApiServer:
     `users`: bearer token -> user name; `forbidden`: user -> the plurals it may not list (403); `older_versions`:
     group -> a version served besides the dump's (the preferred one), holding the same objects; `expire_after`: a
     continue token is expired (410) once that many pages were served of a list; `stall`: seconds a list waits before
-    it answers; `tls`: (certificate, key) files to serve HTTPS with. `requests` records (method, path) of every
+    it answers; `tls`: (certificate, key) files to serve HTTPS with; `empty`: (apiVersion, kind, namespaced) of kinds
+    served with no object (the dump holds none, the server serves them). `requests` records (method, path) of every
     request, `pages` the list pages served by plural. Leaving its `with` block fails the test if it was sent
     anything but GET (every reader of a cluster in policyc is read-only)."""
 
@@ -60,6 +61,7 @@ class FakeApiServer:
         expire_after: int | None = None,
         stall: float = 0.0,
         tls: tuple[Path, Path] | None = None,
+        empty: Iterable[tuple[str, str, bool]] = (),
     ):
         self.users = users if users is not None else {"reader-token": "reader"}
         self.forbidden = forbidden or {}
@@ -74,14 +76,18 @@ class FakeApiServer:
         for item in items:
             group, _, version = item["apiVersion"].rpartition("/")
             by_kind.setdefault((group, version, item["kind"]), []).append(item)
+        for api_version, kind, _ in empty:
+            group, _, version = api_version.rpartition("/")
+            by_kind.setdefault((group, version, kind), [])
+        namespaced_kinds = {kind for _, kind, namespaced in empty if namespaced}
         for (group, version, kind), objects in by_kind.items():
-            self.preferred[group] = version
-            namespaced = any("namespace" in o["metadata"] for o in objects)
+            namespaced = kind in namespaced_kinds or any("namespace" in o["metadata"] for o in objects)
             versions = [version, *([older_versions[group]] if group in (older_versions or {}) else [])]
             for served_version in versions:
                 api_version = f"{group}/{served_version}" if group else served_version
                 copies = sorted(({**o, "apiVersion": api_version} for o in objects), key=_storage_key)
                 self.served.setdefault((group, served_version), {})[plural(kind)] = (kind, namespaced, copies)
+            self.preferred.setdefault(group, version)
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._httpd.daemon_threads = True
         scheme = "http"

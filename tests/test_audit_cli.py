@@ -203,3 +203,25 @@ def test_the_dump_command_reads_what_the_recordings_dumped() -> None:
     dumped = set(json.loads(expect.read_text(encoding="utf-8"))["dumped_kinds"])
     assert {re.sub(r"\.[a-z.]+\.k8s\.io$", "", k) for k in kinds} <= dumped
     assert {"queues.scheduling.volcano.sh", "priorityclasses.scheduling.k8s.io", "resourcequotas"} <= set(kinds)
+
+
+def test_a_live_cluster_audits_as_its_dump_does(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The live path end to end: the drifted cluster behind an API server (the local fake: no real one runs here),
+    read page by page with GET only, gives the same findings, byte for byte, as its dump."""
+    from tests.fake_apiserver import FakeApiServer
+
+    from_dump = drift("--format", "json")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for name in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    # the recording's server served MutatingAdmissionPolicies (dumped_kinds) and refused policyc's: none to serve
+    served = [("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicy", False)]
+    with FakeApiServer(json.loads(DRIFT.read_text(encoding="utf-8"))["items"], empty=served) as server:
+        kubeconfig = server.kubeconfig(tmp_path / "kubeconfig", context="prod")
+        live = audit(POLICY, "--built", BUILT, "--kubeconfig", str(kubeconfig), "--context", "prod", "--format", "json")
+    assert (live.exit_code, live.stderr) == (1, from_dump.stderr.replace(str(DRIFT), "prod")), live.stderr
+    live_json, dump_json = json.loads(live.stdout), json.loads(from_dump.stdout)
+    assert live_json["summary"].pop("cluster") == "prod" and dump_json["summary"].pop("cluster") == str(DRIFT)
+    assert live_json == dump_json
+    assert len(live_json["diagnostics"]) == 64  # as test_text_one_line_per_finding counts them
+    assert sum(1 for _, path in server.requests if "/pods" in path) >= 1
