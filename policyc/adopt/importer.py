@@ -1,0 +1,319 @@
+"""A running cluster (any `ClusterSource`) to the text of a starting ClusterPolicy."""
+
+from __future__ import annotations
+
+import ast
+import io
+from collections import Counter
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap
+
+from policyc.adopt.draft import Draft, block, flow, guess
+from policyc.adopt.pools import read_nodes
+from policyc.adopt.tenants import owned_namespaces, read_tenants
+from policyc.cluster.reading import ObjectRef, QueuesRead
+from policyc.cluster.source import NAMESPACE, NODE, ClusterSource, Kind
+from policyc.ir import LabelKeys
+from policyc.k8s import versions
+from policyc.registry import SCHEDULERS, scheduler_adopt
+from policyc.tenancy.policies import ACTIONS, policy_name
+
+MANAGED_BY = "app.kubernetes.io/managed-by"
+PART_OF = "app.kubernetes.io/part-of"
+PRIORITY_CLASS = Kind("scheduling.k8s.io", "PriorityClass")
+ADMISSION = "admissionregistration.k8s.io"
+VALIDATING_POLICY = Kind(ADMISSION, "ValidatingAdmissionPolicy")
+VALIDATING_BINDING = Kind(ADMISSION, "ValidatingAdmissionPolicyBinding")
+MUTATING = (Kind(ADMISSION, "MutatingAdmissionPolicy"), Kind(ADMISSION, "MutatingAdmissionPolicyBinding"))
+RUNNING = (
+    Kind("", "Pod"),
+    Kind("apps", "Deployment"),
+    Kind("apps", "ReplicaSet"),
+    Kind("apps", "StatefulSet"),
+    Kind("batch", "Job"),
+    Kind("", "Event"),
+)
+"""Kinds of running work and its records: what a cluster does, not what its policy says (summed up in one line)."""
+DOMAIN_KEYS = ("node.pool", "node.usage", "gpu.tier", "tenant")
+"""policyc's label names under the policy's domain."""
+DEFAULT_DOMAIN = "gpu.example.com"
+DEFAULT_GPU_RESOURCE = "nvidia.com/gpu"
+SPEC_ORDER = (
+    "kubernetesVersion",
+    "domain",
+    "gpuResource",
+    "controlPlane",
+    "gpuTiers",
+    "nodePools",
+    "priorityClasses",
+    "scheduler",
+    "admission",
+    "tenants",
+    "workloads",
+)
+LISTED_KINDS = (NODE, NAMESPACE, Kind("", "ResourceQuota"), Kind("", "LimitRange"), PRIORITY_CLASS, Kind("", "ConfigMap"))
+"""Kinds whose leftover objects are listed for a source that cannot say which kinds it holds (a live server)."""
+
+
+def import_policy(source: ClusterSource) -> str:
+    """The policy's text: a header listing what was not expressed, then the ClusterPolicy."""
+    draft = Draft()
+    nodes = list(source.objects(NODE))
+    namespaces = list(source.objects(NAMESPACE))
+    domain, domain_guess = _domain(nodes, namespaces)
+    keys = LabelKeys(domain)
+    draft.spec["domain"] = domain
+    gpu_resource, tiers = read_nodes(nodes, keys, draft)
+    gpu_resource = gpu_resource or DEFAULT_GPU_RESOURCE
+    if gpu_resource != DEFAULT_GPU_RESOURCE:
+        draft.spec["gpuResource"] = gpu_resource
+    reading = _queues(source, domain, gpu_resource, draft)
+    _priority_classes(source, draft)
+    tenants = read_tenants(source, keys, draft, gpu_resource, reading.queues if reading else [])
+    if tenants:
+        draft.spec["tenants"] = tenants
+    _admission(source, draft, tenants)
+    _workloads(source, draft, tenants, tiers, keys)
+    _version(source, nodes, draft)
+    _policy_name(source, draft, reading)
+    _leftovers(source, draft)
+    spec = CommentedMap((key, draft.spec[key]) for key in SPEC_ORDER if key in draft.spec)
+    if domain_guess:
+        guess(spec, "domain", domain_guess)
+    for key, why in _spec_guesses(draft).items():
+        guess(spec, key, why)
+    return _render(draft, spec, source.name)
+
+
+def _domain(nodes: list[dict], namespaces: list[dict]) -> tuple[str, str | None]:
+    """The policy's label domain and, where it was guessed, from what."""
+    own = Counter(
+        key.rpartition("/")[0]
+        for obj in (*nodes, *namespaces)
+        for key in (obj["metadata"].get("labels") or {})
+        if key.rpartition("/")[2] in DOMAIN_KEYS and "/" in key
+    )
+    if own:
+        return own.most_common(1)[0][0], None
+    from policyc.adopt.pools import IGNORED_LABEL_DOMAINS
+
+    custom = Counter(
+        key.rpartition("/")[0]
+        for node in nodes
+        for key in (node["metadata"].get("labels") or {})
+        if "/" in key and not any(key.rpartition("/")[0].endswith(d) for d in IGNORED_LABEL_DOMAINS)
+    )
+    if custom:
+        found = custom.most_common(1)[0][0]
+        return found, f"the most common label domain on the nodes ({found}); policyc's labels are not there"
+    return DEFAULT_DOMAIN, "no label domain of your own on the nodes: write yours"
+
+
+def _queues(source: ClusterSource, domain: str, gpu_resource: str, draft: Draft) -> QueuesRead | None:
+    """The scheduler backend whose queues the cluster holds (the first, in the registry's order, that finds any)."""
+    readings = [(name, scheduler_adopt(name).read_queues(source, domain, gpu_resource)) for name in SCHEDULERS]
+    found = [(name, r) for name, r in readings if r is not None]
+    if not found:
+        draft.spec["scheduler"] = block({"backend": next(iter(SCHEDULERS))})
+        draft.spec_guesses["scheduler"] = "no scheduler queues on the cluster: the default backend"
+        return None
+    name, reading = found[0]
+    for other, _ in found[1:]:
+        draft.notes.append(f"the cluster also holds {other}'s queues; the policy has one scheduler: {name}")
+    draft.spec["scheduler"] = block(reading.scheduler, reading.guesses)
+    draft.expressed |= reading.expressed
+    draft.unexpressed.update(reading.unexpressed)
+    return reading
+
+
+def _priority_classes(source: ClusterSource, draft: Draft) -> None:
+    out = []
+    for obj in sorted(source.objects(PRIORITY_CLASS), key=lambda o: o["metadata"]["name"]):
+        name = obj["metadata"]["name"]
+        if name.startswith("system-"):
+            continue
+        entry: dict = {"name": name, "value": obj.get("value", 0)}
+        if obj.get("globalDefault"):
+            entry["globalDefault"] = True
+        if obj.get("preemptionPolicy") == "Never":
+            entry["preemptionPolicy"] = "Never"
+        if obj.get("description"):
+            entry["description"] = obj["description"]
+        out.append(block(entry))
+        draft.expressed.add(ObjectRef.of(obj))
+    if out:
+        draft.spec["priorityClasses"] = out
+
+
+def _admission(source: ClusterSource, draft: Draft, tenants: list[CommentedMap]) -> None:
+    """Each tenant's admission mode from its binding's validationActions; one `spec.admission.mode` where all agree.
+    MutatingAdmissionPolicies of v1beta1 say the cluster turned their beta on."""
+    modes_by_actions = {tuple(actions): mode for mode, actions in ACTIONS.items()}
+    bindings = {b["metadata"]["name"]: b for b in source.objects(VALIDATING_BINDING)}
+    modes = {}
+    for tenant in tenants:
+        binding = bindings.get(policy_name(tenant["name"]))
+        actions = tuple((binding.get("spec") or {}).get("validationActions") or ()) if binding else None
+        modes[tenant["name"]] = modes_by_actions.get(actions, "off") if binding else None
+    known = {m for m in modes.values() if m is not None}
+    admission: dict = {}
+    if len(known) == 1 and None not in modes.values():
+        admission["mode"] = known.pop()
+    elif known:
+        for tenant in tenants:
+            tenant["admission"] = flow({"mode": modes[tenant["name"]] or "off"})
+    if any(obj["apiVersion"].endswith("/v1beta1") for kind in MUTATING for obj in source.objects(kind)):
+        admission["mutatingAdmissionPolicyBeta"] = True
+    if admission:
+        draft.spec["admission"] = flow(admission)
+
+
+def _workloads(
+    source: ClusterSource, draft: Draft, tenants: list[CommentedMap], tiers: dict[str, list[str]], keys: LabelKeys
+) -> None:
+    """Workload classes from what each tenant's admission policy grants (policyc's own policy lists, per class, the
+    usages and GPU products its pods may tolerate): one class per grant, its template's sizes not on the cluster."""
+    policies = {p["metadata"]["name"]: p for p in source.objects(VALIDATING_POLICY)}
+    out = []
+    for tenant in tenants:
+        policy = policies.get(policy_name(tenant["name"]))
+        grants = _grants(policy) if policy else []
+        for grant in grants:
+            usages = set(grant.get(keys.usage, ()))
+            kind = "inference" if "inference" in usages and "training" not in usages else "training"
+            products = sorted(next((v for k, v in grant.items() if k != keys.usage), []))
+            tier = next((t for t, ps in tiers.items() if sorted(ps) == products), None)
+            name = f"{tenant['name']}-{kind}" + (f"-{tier}" if tier else "")
+            entry: dict = {"name": name, "type": kind, "tenant": tenant["name"]}
+            if tier:
+                entry["gpuTier"] = tier
+                entry["gpus"] = 1
+            workload = block(entry)
+            workload.yaml_add_eol_comment(
+                "guessed: from the tenant's admission policy's grants; its template (gpus, kind, priority class, "
+                "replicas) is not on the cluster",
+                "name",
+            )
+            if all(w["name"] != name for w in out):
+                out.append(workload)
+        if policy:
+            draft.expressed.add(ObjectRef.of(policy))
+    if out:
+        draft.spec["workloads"] = out
+
+
+def _grants(policy: dict) -> list[dict]:
+    """The `grants` variable of a tenant's admission policy: a CEL list of maps of string lists."""
+    for variable in (policy.get("spec") or {}).get("variables") or []:
+        if variable.get("name") == "grants":
+            try:
+                grants = ast.literal_eval(variable.get("expression", ""))
+            except (ValueError, SyntaxError):
+                return []
+            return [g for g in grants if isinstance(g, dict) and g] if isinstance(grants, list) else []
+    return []
+
+
+def _version(source: ClusterSource, nodes: list[dict], draft: Draft) -> None:
+    kubelets = sorted(
+        {((n.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion", "") for n in nodes} - {""}
+    )
+    mutating = [obj["apiVersion"] for kind in MUTATING for obj in source.objects(kind)]
+    api = versions.MUTATING_ADMISSION_POLICY
+    if kubelets:
+        draft.spec["kubernetesVersion"] = ".".join(kubelets[0].lstrip("v").split(".")[:2])
+        if len(kubelets) > 1:
+            draft.spec_guesses["kubernetesVersion"] = f"the oldest kubelet of {', '.join(kubelets)}"
+    elif api.group_version in mutating:
+        draft.spec["kubernetesVersion"] = f"1.{api.since}"
+        draft.spec_guesses["kubernetesVersion"] = f"the nodes report no kubelet version; {api.kind} {api.version} is served"
+    elif mutating:
+        draft.spec["kubernetesVersion"] = f"1.{api.beta_since}"
+        draft.spec_guesses["kubernetesVersion"] = f"the nodes report no kubelet version; {api.kind} {api.beta_version} is served"
+    else:
+        draft.spec["kubernetesVersion"] = f"1.{api.beta_since - 1}"  # type: ignore[operator]
+        draft.spec_guesses["kubernetesVersion"] = f"the nodes report no kubelet version and no {api.kind} is served"
+
+
+def _policy_name(source: ClusterSource, draft: Draft, reading: QueuesRead | None) -> None:
+    names: Counter[str] = Counter()
+    for kind in _kinds(source):
+        for obj in source.objects(kind):
+            labels = obj["metadata"].get("labels") or {}
+            if labels.get(MANAGED_BY) == "policyc" and labels.get(PART_OF):
+                names[labels[PART_OF]] += 1
+    if names:
+        draft.name, draft.name_guess = names.most_common(1)[0][0], None
+    elif reading is not None and reading.policy_name:
+        draft.name, draft.name_guess = reading.policy_name, "the scheduler's root queue, named after the policy"
+
+
+def _kinds(source: ClusterSource) -> list[Kind]:
+    kinds = getattr(source, "kinds", None)
+    return kinds() if callable(kinds) else list(LISTED_KINDS)
+
+
+def _leftovers(source: ClusterSource, draft: Draft) -> None:
+    """Every object neither expressed nor listed yet: policyc's own (built again from the policy), running work
+    (summed up), or not expressed."""
+    running: Counter[str] = Counter()
+    system: Counter[str] = Counter()
+    owned = owned_namespaces()
+    for kind in _kinds(source):
+        for obj in source.objects(kind):
+            ref = ObjectRef.of(obj)
+            if ref in draft.expressed or ref in draft.unexpressed:
+                continue
+            if ref.namespace in owned or (kind == NAMESPACE and ref.name in owned) or ref.name.startswith("system-"):
+                system[str(kind)] += 1
+            elif kind in RUNNING or (obj["metadata"].get("ownerReferences") and kind.group not in ("", ADMISSION)):
+                running[str(kind)] += 1
+            elif (obj["metadata"].get("labels") or {}).get(MANAGED_BY) == "policyc":
+                draft.expressed.add(ref)
+            else:
+                draft.unexpressed[ref] = "no field of the policy writes it"
+    if running:
+        counted = ", ".join(f"{n} {kind}" for kind, n in sorted(running.items()))
+        draft.notes.append(f"running work, not policy: {counted}")
+    if system:
+        counted = ", ".join(f"{n} {kind}" for kind, n in sorted(system.items()))
+        draft.notes.append(f"Kubernetes' and the cluster components' own (system namespaces and classes): {counted}")
+
+
+def _spec_guesses(draft: Draft) -> dict[str, str]:
+    return draft.spec_guesses
+
+
+def _render(draft: Draft, spec: CommentedMap, source_name: str) -> str:
+    from policyc.compiler import compile_text
+
+    policy = CommentedMap(
+        [
+            ("apiVersion", "policyc.io/v1alpha1"),
+            ("kind", "ClusterPolicy"),
+            ("metadata", block({"name": draft.name}, {"name": draft.name_guess} if draft.name_guess else None)),
+            ("spec", spec),
+        ]
+    )
+    body = _dump(policy)
+    problems = [d for d in compile_text(body, f"{draft.name}.yaml").report.errors]
+    header = [f"Imported by policyc import from {source_name}. Check every value marked 'guessed'."]
+    if problems:
+        header += ["", "policyc validate refuses it as it stands:"]
+        header += [f"  {d.code} at {'.'.join(map(str, d.path)) or 'the top'}: {d.message}" for d in problems]
+    listed = sorted(draft.unexpressed.items())
+    if listed or draft.notes:
+        header += ["", "Not expressed (what the policy does not say; kind namespace/name: why):"]
+        header += [f"  {ref}: {why}" for ref, why in listed]
+        header += [f"  {note}" for note in draft.notes]
+    return "".join(f"# {line}".rstrip() + "\n" for line in header) + body
+
+
+def _dump(policy: CommentedMap) -> str:
+    yaml = YAML()
+    yaml.width = 4096
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    out = io.StringIO()
+    yaml.dump(policy, out)
+    return out.getvalue()

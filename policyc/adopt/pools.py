@@ -1,0 +1,214 @@
+"""Nodes back to pools, GPU tiers and the control plane.
+
+Nodes are grouped by policyc's pool label where they carry it, else by what a pool makes alike: GPU product and
+count, labels and taints. A group's names become node ranges (`policyc.adopt.ranges`); its usage comes from policyc's
+usage label, else from a taint or label whose key or value says training or inference, else it is guessed. Tiers
+come from policyc's tier label, else one per GPU product.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ruamel.yaml.comments import CommentedMap
+
+from policyc.adopt.draft import Draft, block, flow, guess
+from policyc.adopt.ranges import compress
+from policyc.cluster.reading import ObjectRef, number
+from policyc.gpu.accelerators import VENDORS, Vendor
+from policyc.ir import MIG_CONFIG, RDMA_LABEL, LabelKeys
+
+IGNORED_LABEL_DOMAINS = (
+    "kubernetes.io",
+    "k8s.io",
+    "nvidia.com",
+    "amd.com",
+    "feature.node.kubernetes.io",
+    "nfd.node.kubernetes.io",
+)
+"""Label domains the kubelet, the cloud, the GPU vendors' discovery and NFD write: never a pool's own labels."""
+IGNORED_TAINT_DOMAINS = ("node.kubernetes.io", "node.cloudprovider.kubernetes.io", "node-role.kubernetes.io")
+"""Taints the node lifecycle controller and the cloud put on nodes."""
+USAGE_WORDS = {"training": ("train", "batch"), "inference": ("infer", "serv", "online")}
+CONTROL_PLANE_ROLE = "node-role.kubernetes.io/control-plane"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeFacts:
+    """What a pool makes alike on its nodes."""
+
+    vendor: Vendor | None
+    product: str | None
+    count: int | None
+    labels: tuple[tuple[str, str], ...]
+    taints: tuple[tuple[str, str, str], ...]
+
+
+def read_nodes(nodes: list[dict], keys: LabelKeys, draft: Draft) -> tuple[str | None, dict[str, list[str]]]:
+    """Fill spec.controlPlane, spec.gpuTiers and spec.nodePools from the nodes; returns the GPU resource the nodes
+    advertise (None: no GPU node) and each tier's products."""
+    control, gpu_nodes = [], []
+    for node in sorted(nodes, key=lambda n: n["metadata"]["name"]):
+        taint_keys = {t.get("key") for t in (node.get("spec") or {}).get("taints") or []}
+        labels = node["metadata"].get("labels") or {}
+        if keys.control_plane in taint_keys or CONTROL_PLANE_ROLE in labels:
+            control.append(node)
+        elif _vendor(node) is not None:
+            gpu_nodes.append(node)
+        else:
+            draft.unexpressed[ObjectRef.of(node)] = "no GPU and not a control-plane node: policyc's pools are GPU pools"
+    if control:
+        draft.spec["controlPlane"] = block({"nodes": flow(compress([n["metadata"]["name"] for n in control]))})
+        draft.expressed.update(ObjectRef.of(n) for n in control)
+    groups: dict[object, list[dict]] = {}
+    for node in gpu_nodes:
+        pool = (node["metadata"].get("labels") or {}).get(keys.pool)
+        groups.setdefault(pool or _facts(node, keys), []).append(node)
+    resources = sorted({_vendor(n)[1] for n in gpu_nodes})  # type: ignore[index]
+    gpu_resource = resources[0] if resources else None
+    pools, tiers = [], {}
+    for members in sorted(groups.values(), key=lambda ns: ns[0]["metadata"]["name"]):
+        pools.append(_pool(members, keys, draft, tiers, {p["name"] for p in pools}))
+        draft.expressed.update(ObjectRef.of(n) for n in members)
+    if tiers:
+        draft.spec["gpuTiers"] = [block({"name": name, "products": flow(sorted(products))}) for name, products in tiers.items()]
+    if pools:
+        draft.spec["nodePools"] = pools
+    return gpu_resource, tiers
+
+
+def _vendor(node: dict) -> tuple[Vendor, str] | None:
+    """The node's GPU vendor and the resource it advertises, from its capacity (None: no GPU)."""
+    capacity = (node.get("status") or {}).get("capacity") or {}
+    for vendor in VENDORS.values():
+        if str(capacity.get(vendor.resource, "0")) not in ("0", ""):
+            return vendor, vendor.resource
+    return None
+
+
+def _facts(node: dict, keys: LabelKeys) -> NodeFacts:
+    vendor, _ = _vendor(node)  # type: ignore[misc]
+    labels = node["metadata"].get("labels") or {}
+    product = labels.get(vendor.product_label or f"{keys.domain}/gpu.product")
+    count = labels.get(vendor.count_label) if vendor.count_label else None
+    return NodeFacts(
+        vendor,
+        product,
+        int(count) if count and count.isdigit() else None,
+        tuple(sorted((k, v) for k, v in labels.items() if _pool_label(k, keys))),
+        tuple(sorted((t.get("key", ""), t.get("value", ""), t.get("effect", "")) for t in _taints(node, keys))),
+    )
+
+
+def _pool_label(key: str, keys: LabelKeys) -> bool:
+    domain = key.rpartition("/")[0]
+    return domain != keys.domain and not any(domain == d or domain.endswith("." + d) for d in IGNORED_LABEL_DOMAINS)
+
+
+def _taints(node: dict, keys: LabelKeys) -> list[dict]:
+    """The node's taints a pool states itself: not the vendor's product taint or policyc's own."""
+    product_keys = {v.product_label for v in VENDORS.values()} | {f"{keys.domain}/gpu.product"}
+    return [
+        t
+        for t in (node.get("spec") or {}).get("taints") or []
+        if t.get("key") not in product_keys
+        and t.get("key", "").rpartition("/")[0] not in (keys.domain, *IGNORED_TAINT_DOMAINS)
+    ]
+
+
+def _common(dicts: list[dict]) -> dict:
+    """The items every dict has alike."""
+    first, *rest = dicts
+    return {k: v for k, v in first.items() if all(d.get(k) == v for d in rest)}
+
+
+def _pool(members: list[dict], keys: LabelKeys, draft: Draft, tiers: dict[str, list[str]], taken: set[str]) -> CommentedMap:
+    names = [n["metadata"]["name"] for n in members]
+    labels = _common([n["metadata"].get("labels") or {} for n in members])
+    vendor, resource = _vendor(members[0])  # type: ignore[misc]
+    facts = _facts(members[0], keys)
+    guesses: dict[str, str] = {}
+    name = labels.get(keys.pool)
+    if name is None:
+        name = _free(_name_from(names[0]), taken)
+        guesses["name"] = f"from the node names; no {keys.pool} label"
+    usage = labels.get(keys.usage) or _usage(members[0], keys)
+    if usage is None:
+        usage = "training"
+        guesses["usage"] = f"no {keys.usage} label and no taint or label saying training or inference"
+    elif keys.usage not in labels:
+        guesses["usage"] = "from a taint or label naming it"
+    pool: dict = {"name": name, "usage": usage, "nodes": flow(compress(names))}
+    gpu = _gpu(members, vendor, resource, facts, labels, guesses)
+    pool["gpu"] = gpu
+    if facts.product:
+        tier = labels.get(keys.tier) or _tier_name(facts.product)
+        if keys.tier not in labels:
+            guesses["gpu"] = f"tier {tier} from the product; no {keys.tier} label"
+        if facts.product not in tiers.setdefault(tier, []):
+            tiers[tier].append(facts.product)
+    allocatable = _common([(n.get("status") or {}).get("allocatable") or {} for n in members])
+    sized = {r: number(allocatable[r]) for r in ("cpu", "memory") if r in allocatable}
+    if sized:
+        pool["allocatable"] = flow(sized)
+    if labels.get(RDMA_LABEL) == "true":
+        pool["rdma"] = True
+    own = {k: v for k, v in labels.items() if _pool_label(k, keys) and k != RDMA_LABEL}
+    if own:
+        pool["labels"] = block(own)
+    taints = [dict(t) for t in _taints(members[0], keys)]
+    if taints:
+        pool["taints"] = [flow({k: t[k] for k in ("key", "value", "effect") if t.get(k)}) for t in taints]
+    domain_taints = {t.get("key") for t in (members[0].get("spec") or {}).get("taints") or []}
+    if keys.slurm_only in domain_taints:
+        pool["slurm"] = flow({"partition": name})
+        guesses["slurm"] = f"the {keys.slurm_only} taint; Slurm's partition settings are not on the cluster"
+    if MIG_CONFIG in labels:
+        draft.notes.append(f"pool {name}: MIG layout {labels[MIG_CONFIG]} ({MIG_CONFIG}) not expressed; set gpu.mig")
+    return block(pool, guesses)
+
+
+def _gpu(members, vendor, resource, facts: NodeFacts, labels: dict, guesses: dict) -> CommentedMap:
+    gpu: dict = {}
+    if vendor.name != "nvidia":
+        gpu["vendor"] = vendor.name
+    gpu["product"] = facts.product or "unknown"
+    if facts.product is None:
+        guesses["gpu"] = f"no {vendor.product_label or 'product'} label: write the GPU product"
+    capacities = {str((n.get("status") or {}).get("capacity", {}).get(resource, "")) for n in members}
+    count = facts.count or (int(next(iter(capacities))) if len(capacities) == 1 and next(iter(capacities)).isdigit() else 1)
+    gpu["count"] = count
+    memory = labels.get(vendor.memory_label) if vendor.memory_label else None
+    if memory and memory.isdigit():
+        mib = int(memory)
+        gpu["memory"] = f"{mib // 1024}Gi" if mib % 1024 == 0 else f"{mib}Mi"
+    return flow(gpu)
+
+
+def _usage(node: dict, keys: LabelKeys) -> str | None:
+    words = [f"{t.get('key')}={t.get('value', '')}" for t in (node.get("spec") or {}).get("taints") or []]
+    words += [f"{k}={v}" for k, v in (node["metadata"].get("labels") or {}).items()]
+    for usage, stems in USAGE_WORDS.items():
+        if any(stem in word.lower() for word in words for stem in stems):
+            return usage
+    return None
+
+
+def _name_from(node_name: str) -> str:
+    """A pool name from a node's name: its letters before the number (`a100-07` -> a100)."""
+    base = re.sub(r"[-.]?\d+$", "", node_name).strip("-.") or node_name
+    return re.sub(r"[^a-z0-9-]+", "-", base.lower()).strip("-")[:50] or "pool"
+
+
+def _free(name: str, taken: set[str]) -> str:
+    candidate, n = name, 2
+    while candidate in taken:
+        candidate, n = f"{name}-{n}", n + 1
+    return candidate
+
+
+def _tier_name(product: str) -> str:
+    """A tier name from a GPU product: `NVIDIA-A100-SXM4-80GB` -> a100-sxm4-80gb."""
+    words = re.sub(r"^(nvidia|tesla|amd)[-_ ]", "", product.lower())
+    return re.sub(r"[^a-z0-9-]+", "-", words).strip("-")[:50] or "gpu"

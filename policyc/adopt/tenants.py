@@ -1,0 +1,180 @@
+"""Namespaces back to tenants, with their quotas, limit ranges, queues, priority classes and admission mode.
+
+A namespace belongs to the tenant its `<domain>/tenant` label names; else to the queue the scheduler ties it to (a
+Kueue LocalQueue) or that bears its name; else it is a tenant of its own where it holds a ResourceQuota or a
+LimitRange. The quota a tenant's namespaces share is policyc's `tenant-quota` or the namespace's one quota without a
+scope; quotas scoped to one priority class are its `perPriorityClass`; a zero-pods quota scoped to the classes it
+may not use gives its `priorityClasses`.
+"""
+
+from __future__ import annotations
+
+from ruamel.yaml.comments import CommentedMap
+
+from policyc.adopt.draft import Draft, block, flow, guess
+from policyc.backends.kubernetes import CLASS_QUOTA_PREFIX, LIMIT_RANGE_NAME, QUOTA_NAME
+from policyc.checks.namespaces import SYSTEM_NAMESPACES
+from policyc.cluster.reading import ObjectRef, QueueRead, number, resources
+from policyc.cluster.source import NAMESPACE, ClusterSource, Kind
+from policyc.ir import LabelKeys
+from policyc.registry import every_provisioner_settings, every_settings
+
+QUOTA = Kind("", "ResourceQuota")
+LIMIT_RANGE = Kind("", "LimitRange")
+LIMIT_FIELDS = {"defaultRequest": "defaultRequest", "default": "default", "max": "max", "min": "min"}
+
+
+def owned_namespaces() -> set[str]:
+    """Namespaces the cluster's own components run in: never a tenant's."""
+    backends = {ns for m in (*every_settings(), *every_provisioner_settings()) for ns in m.NAMESPACES}
+    return set(SYSTEM_NAMESPACES) | backends
+
+
+def read_tenants(
+    source: ClusterSource, keys: LabelKeys, draft: Draft, gpu_resource: str, queues: list[QueueRead]
+) -> list[CommentedMap]:
+    """spec.tenants, in name order; the queues no tenant took are listed as not expressed."""
+    by_namespace = _by_namespace(source)
+    members = _members(source, keys, draft, queues, by_namespace)
+    tenants = []
+    taken: set[str] = set()
+    for name, namespaces in sorted(members.items()):
+        queue = next((q for q in queues if q.tenant == name), None) or next(
+            (q for q in queues if q.name == name or set(q.namespaces) & set(namespaces)), None
+        )
+        tenant: dict = {"name": name, "namespaces": flow(namespaces)}
+        objects = by_namespace.get(namespaces[0], {})
+        guesses: dict[str, str] = {}
+        _quotas(tenant, objects.get(QUOTA, []), gpu_resource, draft, guesses)
+        limit_range = _limit_range(objects.get(LIMIT_RANGE, []), gpu_resource, draft)
+        if queue is not None:
+            taken.add(queue.name)
+            tenant["queue"] = block(queue.settings, queue.guesses)
+        if limit_range:
+            tenant["limitRange"] = limit_range
+        for other in namespaces[1:]:
+            _same_as_first(by_namespace.get(other, {}), objects, other, draft)
+        tenants.append(block(tenant, guesses))
+    for queue in queues:
+        if queue.name not in taken:
+            draft.notes.append(f"queue {queue.name}: no namespace of the cluster joins it; not expressed")
+    return tenants
+
+
+def _by_namespace(source: ClusterSource) -> dict[str, dict[Kind, list[dict]]]:
+    out: dict[str, dict[Kind, list[dict]]] = {}
+    for kind in (QUOTA, LIMIT_RANGE):
+        for obj in sorted(source.objects(kind), key=lambda o: o["metadata"]["name"]):
+            out.setdefault(obj["metadata"].get("namespace", ""), {}).setdefault(kind, []).append(obj)
+    return out
+
+
+def _members(
+    source: ClusterSource, keys: LabelKeys, draft: Draft, queues: list[QueueRead], by_namespace: dict
+) -> dict[str, list[str]]:
+    """Tenant -> its namespaces, in name order."""
+    owned = owned_namespaces()
+    queue_of = {ns: q.tenant or q.name for q in queues for ns in q.namespaces}
+    queue_names = {q.name: q.tenant or q.name for q in queues}
+    out: dict[str, list[str]] = {}
+    names = sorted(source.objects(NAMESPACE), key=lambda n: n["metadata"]["name"])
+    for namespace in names:
+        name = namespace["metadata"]["name"]
+        labelled = (namespace["metadata"].get("labels") or {}).get(keys.tenant)
+        if name in owned:
+            continue
+        tenant = labelled or queue_of.get(name) or queue_names.get(name) or (name if by_namespace.get(name) else None)
+        if tenant is None:
+            draft.unexpressed[ObjectRef.of(namespace)] = "no quota, limit range or queue: not a tenant's namespace"
+            continue
+        out.setdefault(tenant, []).append(name)
+        draft.expressed.add(ObjectRef.of(namespace))
+    return out
+
+
+def _quotas(tenant: dict, quotas: list[dict], gpu_resource: str, draft: Draft, guesses: dict) -> None:
+    """The tenant's quota, per-class quotas and granted priority classes from its first namespace's quotas."""
+    plain = [q for q in quotas if not (q.get("spec") or {}).get("scopeSelector") and not (q.get("spec") or {}).get("scopes")]
+    main = next((q for q in plain if q["metadata"]["name"] == QUOTA_NAME), plain[0] if plain else None)
+    quota: dict = {}
+    for obj in quotas:
+        spec = obj.get("spec") or {}
+        hard = spec.get("hard") or {}
+        expressions = (spec.get("scopeSelector") or {}).get("matchExpressions") or []
+        classes = [e for e in expressions if e.get("scopeName") == "PriorityClass"]
+        if obj is main:
+            quota.update(_hard(hard, gpu_resource))
+        elif len(classes) == 1 == len(expressions) and hard == {"pods": "0"} and classes[0]["operator"] == "NotIn":
+            tenant["priorityClasses"] = flow(sorted(classes[0].get("values") or []))
+        elif len(classes) == 1 == len(expressions) and hard == {"pods": "0"} and classes[0]["operator"] == "Exists":
+            pass  # every class refused: the policy has none, and a tenant that names none is refused none
+        elif len(classes) == 1 == len(expressions) and classes[0]["operator"] == "In" and len(classes[0].get("values") or []) == 1:
+            requests = _hard(hard, gpu_resource)
+            if set(requests) == {"requests"}:
+                quota.setdefault("perPriorityClass", {})[classes[0]["values"][0]] = flow(requests["requests"])
+            else:
+                draft.unexpressed[ObjectRef.of(obj)] = "a priority class's quota on more than requests"
+                continue
+        else:
+            draft.unexpressed[ObjectRef.of(obj)] = "a second quota, or one with scopes policyc does not write"
+            continue
+        draft.expressed.add(ObjectRef.of(obj))
+    if quota:
+        order = ("requests", "limits", "objects", "perPriorityClass")
+        tenant["quota"] = block({k: quota[k] if k == order[-1] else flow(quota[k]) for k in order if k in quota})
+    if main is not None and main["metadata"]["name"] != QUOTA_NAME:
+        guesses["quota"] = f"from ResourceQuota {main['metadata']['name']}, the namespace's quota without a scope"
+    for obj in quotas:
+        if obj["metadata"]["name"].startswith(CLASS_QUOTA_PREFIX) and ObjectRef.of(obj) not in draft.expressed:
+            draft.notes.append(f"{ObjectRef.of(obj)}: a per-class quota policyc could not read back")
+
+
+def _hard(hard: dict, gpu_resource: str) -> dict:
+    """A quota's `spec.hard` as the policy's quota block: requests, limits and object counts."""
+    out: dict = {}
+    for name, value in hard.items():
+        scope, _, resource = name.partition(".")
+        if scope in ("requests", "limits") and resource and not resource.startswith("storage"):
+            out.setdefault(scope, {})[resource] = value
+        elif name in ("cpu", "memory"):
+            out.setdefault("requests", {})[name] = value
+        else:
+            out.setdefault("objects", {})[name] = number(value)
+    return {k: (v if k == "objects" else resources(v, gpu_resource)) for k, v in out.items()}
+
+
+def _limit_range(ranges: list[dict], gpu_resource: str, draft: Draft) -> CommentedMap | None:
+    chosen = next((r for r in ranges if r["metadata"]["name"] == LIMIT_RANGE_NAME), ranges[0] if ranges else None)
+    if chosen is None:
+        return None
+    out: dict = {}
+    for entry in (chosen.get("spec") or {}).get("limits") or []:
+        if entry.get("type") != "Container":
+            draft.notes.append(f"{ObjectRef.of(chosen)}: its {entry.get('type')} limits are not expressed")
+            continue
+        for field, key in LIMIT_FIELDS.items():
+            if entry.get(field):
+                out[key] = flow(resources(entry[field], gpu_resource))
+    for other in ranges:
+        if other is not chosen:
+            draft.unexpressed[ObjectRef.of(other)] = "a second LimitRange in the namespace"
+    draft.expressed.add(ObjectRef.of(chosen))
+    result = block(out)
+    if chosen["metadata"]["name"] != LIMIT_RANGE_NAME:
+        guess(result, next(iter(out), ""), f"from LimitRange {chosen['metadata']['name']}")
+    return result if out else None
+
+
+def _same_as_first(objects: dict, first: dict, namespace: str, draft: Draft) -> None:
+    """A tenant's other namespaces get the same quotas and limit range as its first: theirs are carried over where
+    they match it, else listed."""
+    def shape(obj: dict) -> tuple:
+        return (obj["metadata"]["name"], repr(obj.get("spec")))
+
+    theirs = {shape(o) for kind in (QUOTA, LIMIT_RANGE) for o in first.get(kind, [])}
+    for kind in (QUOTA, LIMIT_RANGE):
+        for obj in objects.get(kind, []):
+            if shape(obj) in theirs:
+                draft.expressed.add(ObjectRef.of(obj))
+            else:
+                draft.unexpressed[ObjectRef.of(obj)] = "differs from the tenant's first namespace's (one quota per tenant)"
