@@ -68,9 +68,11 @@ def import_policy(source: ClusterSource) -> str:
     gpu_resource = gpu_resource or DEFAULT_GPU_RESOURCE
     if gpu_resource != DEFAULT_GPU_RESOURCE:
         draft.spec["gpuResource"] = gpu_resource
-    reading = _queues(source, domain, gpu_resource, draft)
+    several = any(note.startswith("the nodes advertise") for note in draft.notes)
+    short = "" if several else gpu_resource  # amounts write it as `gpu`: none where several would be ambiguous
+    reading = _queues(source, domain, short, draft)
     _priority_classes(source, draft)
-    tenants = read_tenants(source, keys, draft, gpu_resource, reading.queues if reading else [])
+    tenants = read_tenants(source, keys, draft, short, reading.queues if reading else [])
     if tenants:
         draft.spec["tenants"] = tenants
     _admission(source, draft, tenants)
@@ -184,11 +186,11 @@ def _workloads(
             kind = "inference" if "inference" in usages and "training" not in usages else "training"
             products = sorted(next((v for k, v in grant.items() if k != keys.usage), []))
             tier = next((t for t, ps in tiers.items() if sorted(ps) == products), None)
-            name = f"{tenant['name']}-{kind}" + (f"-{tier}" if tier else "")
-            entry: dict = {"name": name, "type": kind, "tenant": tenant["name"]}
-            if tier:
-                entry["gpuTier"] = tier
-                entry["gpus"] = 1
+            if tier is None:
+                draft.notes.append(f"tenant {tenant['name']}: a {kind} class on no GPU tier of the nodes; not expressed")
+                continue
+            name = f"{tenant['name']}-{kind}-{tier}"
+            entry: dict = {"name": name, "type": kind, "tenant": tenant["name"], "gpuTier": tier, "gpus": 1}
             workload = block(entry)
             workload.yaml_add_eol_comment(
                 "guessed: from the tenant's admission policy's grants; its template (gpus, kind, priority class, "

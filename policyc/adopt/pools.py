@@ -65,8 +65,10 @@ def read_nodes(nodes: list[dict], keys: LabelKeys, draft: Draft) -> tuple[str | 
     for node in gpu_nodes:
         pool = (node["metadata"].get("labels") or {}).get(keys.pool)
         groups.setdefault(pool or _facts(node, keys), []).append(node)
-    resources = sorted({_vendor(n)[1] for n in gpu_nodes})  # type: ignore[index]
+    resources = sorted({_vendor(n)[1] for n in gpu_nodes}, key=lambda r: (r != VENDORS["nvidia"].resource, r))  # type: ignore[index]
     gpu_resource = resources[0] if resources else None
+    if len(resources) > 1:
+        draft.notes.append(f"the nodes advertise {', '.join(resources)}: amounts name each resource rather than 'gpu'")
     pools, tiers = [], {}
     for members in sorted(groups.values(), key=lambda ns: ns[0]["metadata"]["name"]):
         pools.append(_pool(members, keys, draft, tiers, {p["name"] for p in pools}))
@@ -82,8 +84,10 @@ def _vendor(node: dict) -> tuple[Vendor, str] | None:
     """The node's GPU vendor and the resource it advertises, from its capacity (None: no GPU)."""
     capacity = (node.get("status") or {}).get("capacity") or {}
     for vendor in VENDORS.values():
-        if str(capacity.get(vendor.resource, "0")) not in ("0", ""):
-            return vendor, vendor.resource
+        for resource, amount in sorted(capacity.items()):
+            same_domain = resource.partition("/")[0] == vendor.resource.partition("/")[0]
+            if same_domain and resource.startswith(vendor.resource.rpartition("/")[0]) and str(amount) not in ("0", ""):
+                return vendor, resource
     return None
 
 
@@ -173,6 +177,8 @@ def _gpu(members, vendor, resource, facts: NodeFacts, labels: dict, guesses: dic
     gpu: dict = {}
     if vendor.name != "nvidia":
         gpu["vendor"] = vendor.name
+    if resource != vendor.resource and vendor.name != "nvidia":
+        gpu["resource"] = resource
     gpu["product"] = facts.product or "unknown"
     if facts.product is None:
         guesses["gpu"] = f"no {vendor.product_label or 'product'} label: write the GPU product"
