@@ -52,7 +52,14 @@ SPEC_ORDER = (
     "tenants",
     "workloads",
 )
-LISTED_KINDS = (NODE, NAMESPACE, Kind("", "ResourceQuota"), Kind("", "LimitRange"), PRIORITY_CLASS, Kind("", "ConfigMap"))
+LISTED_KINDS = (
+    NODE,
+    NAMESPACE,
+    Kind("", "ResourceQuota"),
+    Kind("", "LimitRange"),
+    PRIORITY_CLASS,
+    Kind("", "ConfigMap"),
+)
 """Kinds whose leftover objects are listed for a source that cannot say which kinds it holds (a live server)."""
 
 
@@ -64,12 +71,14 @@ def import_policy(source: ClusterSource) -> str:
     domain, domain_guess = _domain(nodes, namespaces)
     keys = LabelKeys(domain)
     draft.spec["domain"] = domain
-    gpu_resource, tiers = read_nodes(nodes, keys, draft)
-    gpu_resource = gpu_resource or DEFAULT_GPU_RESOURCE
+    accelerators, tiers = read_nodes(nodes, keys, draft)
+    gpu_resource = accelerators[0] if accelerators else DEFAULT_GPU_RESOURCE
     if gpu_resource != DEFAULT_GPU_RESOURCE:
         draft.spec["gpuResource"] = gpu_resource
-    several = any(note.startswith("the nodes advertise") for note in draft.notes)
-    short = "" if several else gpu_resource  # amounts write it as `gpu`: none where several would be ambiguous
+    short = gpu_resource  # what amounts write as `gpu`: none where the nodes advertise several (it would be ambiguous)
+    if len(accelerators) > 1:
+        short = ""
+        draft.notes.append(f"the nodes advertise {', '.join(accelerators)}: amounts name each resource, not 'gpu'")
     reading = _queues(source, domain, short, draft)
     _priority_classes(source, draft)
     tenants = read_tenants(source, keys, draft, short, reading.queues if reading else [])
@@ -187,7 +196,9 @@ def _workloads(
             products = sorted(next((v for k, v in grant.items() if k != keys.usage), []))
             tier = next((t for t, ps in tiers.items() if sorted(ps) == products), None)
             if tier is None:
-                draft.notes.append(f"tenant {tenant['name']}: a {kind} class on no GPU tier of the nodes; not expressed")
+                draft.notes.append(
+                    f"tenant {tenant['name']}: a {kind} class on no GPU tier of the nodes; not expressed"
+                )
                 continue
             name = f"{tenant['name']}-{kind}-{tier}"
             entry: dict = {"name": name, "type": kind, "tenant": tenant["name"], "gpuTier": tier, "gpus": 1}
@@ -218,9 +229,7 @@ def _grants(policy: dict) -> list[dict]:
 
 
 def _version(source: ClusterSource, nodes: list[dict], draft: Draft) -> None:
-    kubelets = sorted(
-        {((n.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion", "") for n in nodes} - {""}
-    )
+    kubelets = sorted({((n.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion", "") for n in nodes} - {""})
     mutating = [obj["apiVersion"] for kind in MUTATING for obj in source.objects(kind)]
     api = versions.MUTATING_ADMISSION_POLICY
     if kubelets:
@@ -229,10 +238,14 @@ def _version(source: ClusterSource, nodes: list[dict], draft: Draft) -> None:
             draft.spec_guesses["kubernetesVersion"] = f"the oldest kubelet of {', '.join(kubelets)}"
     elif api.group_version in mutating:
         draft.spec["kubernetesVersion"] = f"1.{api.since}"
-        draft.spec_guesses["kubernetesVersion"] = f"the nodes report no kubelet version; {api.kind} {api.version} is served"
+        draft.spec_guesses["kubernetesVersion"] = (
+            f"the nodes report no kubelet version; {api.kind} {api.version} is served"
+        )
     elif mutating:
         draft.spec["kubernetesVersion"] = f"1.{api.beta_since}"
-        draft.spec_guesses["kubernetesVersion"] = f"the nodes report no kubelet version; {api.kind} {api.beta_version} is served"
+        draft.spec_guesses["kubernetesVersion"] = (
+            f"the nodes report no kubelet version; {api.kind} {api.beta_version} is served"
+        )
     else:
         draft.spec["kubernetesVersion"] = f"1.{api.beta_since - 1}"  # type: ignore[operator]
         draft.spec_guesses["kubernetesVersion"] = f"the nodes report no kubelet version and no {api.kind} is served"

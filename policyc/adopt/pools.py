@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from ruamel.yaml.comments import CommentedMap
 
-from policyc.adopt.draft import Draft, block, flow, guess
+from policyc.adopt.draft import Draft, block, flow
 from policyc.adopt.ranges import compress
-from policyc.cluster.reading import ObjectRef, number
+from policyc.cluster.reading import ObjectRef
 from policyc.gpu.accelerators import VENDORS, Vendor
 from policyc.ir import MIG_CONFIG, RDMA_LABEL, LabelKeys
 
@@ -45,19 +45,10 @@ class NodeFacts:
     taints: tuple[tuple[str, str, str], ...]
 
 
-def read_nodes(nodes: list[dict], keys: LabelKeys, draft: Draft) -> tuple[str | None, dict[str, list[str]]]:
-    """Fill spec.controlPlane, spec.gpuTiers and spec.nodePools from the nodes; returns the GPU resource the nodes
-    advertise (None: no GPU node) and each tier's products."""
-    control, gpu_nodes = [], []
-    for node in sorted(nodes, key=lambda n: n["metadata"]["name"]):
-        taint_keys = {t.get("key") for t in (node.get("spec") or {}).get("taints") or []}
-        labels = node["metadata"].get("labels") or {}
-        if keys.control_plane in taint_keys or CONTROL_PLANE_ROLE in labels:
-            control.append(node)
-        elif _vendor(node) is not None:
-            gpu_nodes.append(node)
-        else:
-            draft.unexpressed[ObjectRef.of(node)] = "no GPU and not a control-plane node: policyc's pools are GPU pools"
+def read_nodes(nodes: list[dict], keys: LabelKeys, draft: Draft) -> tuple[list[str], dict[str, list[str]]]:
+    """Fill spec.controlPlane, spec.gpuTiers and spec.nodePools from the nodes; returns the accelerator resources the
+    nodes advertise (NVIDIA's first) and each tier's products."""
+    control, gpu_nodes = _sort(nodes, keys, draft)
     if control:
         draft.spec["controlPlane"] = block({"nodes": flow(compress([n["metadata"]["name"] for n in control]))})
         draft.expressed.update(ObjectRef.of(n) for n in control)
@@ -65,19 +56,38 @@ def read_nodes(nodes: list[dict], keys: LabelKeys, draft: Draft) -> tuple[str | 
     for node in gpu_nodes:
         pool = (node["metadata"].get("labels") or {}).get(keys.pool)
         groups.setdefault(pool or _facts(node, keys), []).append(node)
-    resources = sorted({_vendor(n)[1] for n in gpu_nodes}, key=lambda r: (r != VENDORS["nvidia"].resource, r))  # type: ignore[index]
-    gpu_resource = resources[0] if resources else None
-    if len(resources) > 1:
-        draft.notes.append(f"the nodes advertise {', '.join(resources)}: amounts name each resource rather than 'gpu'")
-    pools, tiers = [], {}
+    nvidia = VENDORS["nvidia"].resource
+    resources = sorted({_resource(n) for n in gpu_nodes}, key=lambda r: (r != nvidia, r))
+    pools: list[CommentedMap] = []
+    tiers: dict[str, list[str]] = {}
     for members in sorted(groups.values(), key=lambda ns: ns[0]["metadata"]["name"]):
         pools.append(_pool(members, keys, draft, tiers, {p["name"] for p in pools}))
         draft.expressed.update(ObjectRef.of(n) for n in members)
     if tiers:
-        draft.spec["gpuTiers"] = [block({"name": name, "products": flow(sorted(products))}) for name, products in tiers.items()]
+        draft.spec["gpuTiers"] = [block({"name": t, "products": flow(sorted(ps))}) for t, ps in tiers.items()]
     if pools:
         draft.spec["nodePools"] = pools
-    return gpu_resource, tiers
+    return resources, tiers
+
+
+def _sort(nodes: list[dict], keys: LabelKeys, draft: Draft) -> tuple[list[dict], list[dict]]:
+    """(control-plane nodes, GPU nodes), each in name order; any other node is listed as not expressed."""
+    control, gpu_nodes = [], []
+    for node in sorted(nodes, key=lambda n: n["metadata"]["name"]):
+        taint_keys = {t.get("key") for t in (node.get("spec") or {}).get("taints") or []}
+        if keys.control_plane in taint_keys or CONTROL_PLANE_ROLE in (node["metadata"].get("labels") or {}):
+            control.append(node)
+        elif _vendor(node) is not None:
+            gpu_nodes.append(node)
+        else:
+            draft.unexpressed[ObjectRef.of(node)] = "no GPU and not a control-plane node: policyc's pools are GPU pools"
+    return control, gpu_nodes
+
+
+def _resource(node: dict) -> str:
+    found = _vendor(node)
+    assert found is not None, "a GPU node"
+    return found[1]
 
 
 def _vendor(node: dict) -> tuple[Vendor, str] | None:
@@ -127,7 +137,9 @@ def _common(dicts: list[dict]) -> dict:
     return {k: v for k, v in first.items() if all(d.get(k) == v for d in rest)}
 
 
-def _pool(members: list[dict], keys: LabelKeys, draft: Draft, tiers: dict[str, list[str]], taken: set[str]) -> CommentedMap:
+def _pool(
+    members: list[dict], keys: LabelKeys, draft: Draft, tiers: dict[str, list[str]], taken: set[str]
+) -> CommentedMap:
     names = [n["metadata"]["name"] for n in members]
     labels = _common([n["metadata"].get("labels") or {} for n in members])
     vendor, resource = _vendor(members[0])  # type: ignore[misc]
@@ -137,40 +149,51 @@ def _pool(members: list[dict], keys: LabelKeys, draft: Draft, tiers: dict[str, l
     if name is None:
         name = _free(_name_from(names[0]), taken)
         guesses["name"] = f"from the node names; no {keys.pool} label"
-    usage = labels.get(keys.usage) or _usage(members[0], keys)
-    if usage is None:
-        usage = "training"
-        guesses["usage"] = f"no {keys.usage} label and no taint or label saying training or inference"
-    elif keys.usage not in labels:
-        guesses["usage"] = "from a taint or label naming it"
-    pool: dict = {"name": name, "usage": usage, "nodes": flow(compress(names))}
-    gpu = _gpu(members, vendor, resource, facts, labels, guesses)
-    pool["gpu"] = gpu
+    pool: dict = {"name": name, "usage": _pool_usage(members[0], labels, keys, guesses), "nodes": flow(compress(names))}
+    pool["gpu"] = _gpu(members, vendor, resource, facts, labels, guesses)
     if facts.product:
         tier = labels.get(keys.tier) or _tier_name(facts.product)
         if keys.tier not in labels:
             guesses["gpu"] = f"tier {tier} from the product; no {keys.tier} label"
         if facts.product not in tiers.setdefault(tier, []):
             tiers[tier].append(facts.product)
-    allocatable = _common([(n.get("status") or {}).get("allocatable") or {} for n in members])
-    sized = {r: number(allocatable[r]) for r in ("cpu", "memory") if r in allocatable}
-    if sized:
-        pool["allocatable"] = flow(sized)
-    if labels.get(RDMA_LABEL) == "true":
-        pool["rdma"] = True
-    own = {k: v for k, v in labels.items() if _pool_label(k, keys) and k != RDMA_LABEL}
-    if own:
-        pool["labels"] = block(own)
-    taints = [dict(t) for t in _taints(members[0], keys)]
-    if taints:
-        pool["taints"] = [flow({k: t[k] for k in ("key", "value", "effect") if t.get(k)}) for t in taints]
-    domain_taints = {t.get("key") for t in (members[0].get("spec") or {}).get("taints") or []}
-    if keys.slurm_only in domain_taints:
+    pool.update(_node_shape(members, labels, keys))
+    if keys.slurm_only in {t.get("key") for t in (members[0].get("spec") or {}).get("taints") or []}:
         pool["slurm"] = flow({"partition": name})
         guesses["slurm"] = f"the {keys.slurm_only} taint; Slurm's partition settings are not on the cluster"
     if MIG_CONFIG in labels:
         draft.notes.append(f"pool {name}: MIG layout {labels[MIG_CONFIG]} ({MIG_CONFIG}) not expressed; set gpu.mig")
     return block(pool, guesses)
+
+
+def _pool_usage(node: dict, labels: dict, keys: LabelKeys, guesses: dict[str, str]) -> str:
+    """policyc's usage label, else a taint or label naming training or inference, else a guess."""
+    if keys.usage in labels:
+        return labels[keys.usage]
+    usage = _usage(node, keys)
+    if usage is None:
+        guesses["usage"] = f"no {keys.usage} label and no taint or label saying training or inference"
+        return "training"
+    guesses["usage"] = "from a taint or label naming it"
+    return usage
+
+
+def _node_shape(members: list[dict], labels: dict, keys: LabelKeys) -> dict:
+    """allocatable, rdma, labels and taints: what every node of the pool has alike."""
+    out: dict = {}
+    allocatable = _common([(n.get("status") or {}).get("allocatable") or {} for n in members])
+    sized = {r: str(allocatable[r]) for r in ("cpu", "memory") if r in allocatable}
+    if sized:
+        out["allocatable"] = flow(sized)
+    if labels.get(RDMA_LABEL) == "true":
+        out["rdma"] = True
+    own = {k: v for k, v in labels.items() if _pool_label(k, keys) and k != RDMA_LABEL}
+    if own:
+        out["labels"] = block(own)
+    taints = _taints(members[0], keys)
+    if taints:
+        out["taints"] = [flow({k: t[k] for k in ("key", "value", "effect") if t.get(k)}) for t in taints]
+    return out
 
 
 def _gpu(members, vendor, resource, facts: NodeFacts, labels: dict, guesses: dict) -> CommentedMap:
@@ -183,7 +206,9 @@ def _gpu(members, vendor, resource, facts: NodeFacts, labels: dict, guesses: dic
     if facts.product is None:
         guesses["gpu"] = f"no {vendor.product_label or 'product'} label: write the GPU product"
     capacities = {str((n.get("status") or {}).get("capacity", {}).get(resource, "")) for n in members}
-    count = facts.count or (int(next(iter(capacities))) if len(capacities) == 1 and next(iter(capacities)).isdigit() else 1)
+    count = facts.count or (
+        int(next(iter(capacities))) if len(capacities) == 1 and next(iter(capacities)).isdigit() else 1
+    )
     gpu["count"] = count
     memory = labels.get(vendor.memory_label) if vendor.memory_label else None
     if memory and memory.isdigit():

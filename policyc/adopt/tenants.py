@@ -1,10 +1,10 @@
 """Namespaces back to tenants, with their quotas, limit ranges, queues, priority classes and admission mode.
 
 A namespace belongs to the tenant its `<domain>/tenant` label names; else to the queue the scheduler ties it to (a
-Kueue LocalQueue) or that bears its name; else it is a tenant of its own where it holds a ResourceQuota or a
-LimitRange. The quota a tenant's namespaces share is policyc's `tenant-quota` or the namespace's one quota without a
-scope; quotas scoped to one priority class are its `perPriorityClass`; a zero-pods quota scoped to the classes it
-may not use gives its `priorityClasses`.
+queue that names its namespaces) or that bears its name; else it is a tenant of its own where it holds a
+ResourceQuota or a LimitRange. The quota a tenant's namespaces share is policyc's `tenant-quota` or the namespace's
+one quota without a scope; quotas scoped to one priority class are its `perPriorityClass`; a zero-pods quota scoped
+to the classes it may not use gives its `priorityClasses`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from ruamel.yaml.comments import CommentedMap
 
 from policyc.adopt.draft import Draft, block, flow, guess
-from policyc.backends.kubernetes import CLASS_QUOTA_PREFIX, LIMIT_RANGE_NAME, QUOTA_NAME
+from policyc.backends.kubernetes import LIMIT_RANGE_NAME, QUOTA_NAME
 from policyc.checks.namespaces import SYSTEM_NAMESPACES
 from policyc.cluster.reading import ObjectRef, QueueRead, number, resources
 from policyc.cluster.source import NAMESPACE, ClusterSource, Kind
@@ -94,39 +94,49 @@ def _members(
 
 def _quotas(tenant: dict, quotas: list[dict], gpu_resource: str, draft: Draft, guesses: dict) -> None:
     """The tenant's quota, per-class quotas and granted priority classes from its first namespace's quotas."""
-    plain = [q for q in quotas if not (q.get("spec") or {}).get("scopeSelector") and not (q.get("spec") or {}).get("scopes")]
+    plain = [q for q in quotas if not _scoped(q)]
     main = next((q for q in plain if q["metadata"]["name"] == QUOTA_NAME), plain[0] if plain else None)
     quota: dict = {}
     for obj in quotas:
-        spec = obj.get("spec") or {}
-        hard = spec.get("hard") or {}
-        expressions = (spec.get("scopeSelector") or {}).get("matchExpressions") or []
-        classes = [e for e in expressions if e.get("scopeName") == "PriorityClass"]
         if obj is main:
-            quota.update(_hard(hard, gpu_resource))
-        elif len(classes) == 1 == len(expressions) and hard == {"pods": "0"} and classes[0]["operator"] == "NotIn":
-            tenant["priorityClasses"] = flow(sorted(classes[0].get("values") or []))
-        elif len(classes) == 1 == len(expressions) and hard == {"pods": "0"} and classes[0]["operator"] == "Exists":
-            pass  # every class refused: the policy has none, and a tenant that names none is refused none
-        elif len(classes) == 1 == len(expressions) and classes[0]["operator"] == "In" and len(classes[0].get("values") or []) == 1:
-            requests = _hard(hard, gpu_resource)
-            if set(requests) == {"requests"}:
-                quota.setdefault("perPriorityClass", {})[classes[0]["values"][0]] = flow(requests["requests"])
-            else:
-                draft.unexpressed[ObjectRef.of(obj)] = "a priority class's quota on more than requests"
-                continue
+            quota.update(_hard((obj.get("spec") or {}).get("hard") or {}, gpu_resource))
         else:
-            draft.unexpressed[ObjectRef.of(obj)] = "a second quota, or one with scopes policyc does not write"
-            continue
+            why = _scoped_quota(obj, tenant, quota, gpu_resource)
+            if why is not None:
+                draft.unexpressed[ObjectRef.of(obj)] = why
+                continue
         draft.expressed.add(ObjectRef.of(obj))
     if quota:
         order = ("requests", "limits", "objects", "perPriorityClass")
         tenant["quota"] = block({k: quota[k] if k == order[-1] else flow(quota[k]) for k in order if k in quota})
     if main is not None and main["metadata"]["name"] != QUOTA_NAME:
         guesses["quota"] = f"from ResourceQuota {main['metadata']['name']}, the namespace's quota without a scope"
-    for obj in quotas:
-        if obj["metadata"]["name"].startswith(CLASS_QUOTA_PREFIX) and ObjectRef.of(obj) not in draft.expressed:
-            draft.notes.append(f"{ObjectRef.of(obj)}: a per-class quota policyc could not read back")
+
+
+def _scoped(quota: dict) -> bool:
+    spec = quota.get("spec") or {}
+    return bool(spec.get("scopeSelector") or spec.get("scopes"))
+
+
+def _scoped_quota(obj: dict, tenant: dict, quota: dict, gpu_resource: str) -> str | None:
+    """Read a quota scoped to priority classes into the tenant: the zero-pods quota refusing the classes it is not
+    granted (`priorityClasses`), or one class's quota (`perPriorityClass`). Returns why it cannot, or None."""
+    spec = obj.get("spec") or {}
+    hard = spec.get("hard") or {}
+    expressions = (spec.get("scopeSelector") or {}).get("matchExpressions") or []
+    if len(expressions) != 1 or expressions[0].get("scopeName") != "PriorityClass" or spec.get("scopes"):
+        return "a second quota, or one with scopes policyc does not write"
+    operator, values = expressions[0].get("operator"), expressions[0].get("values") or []
+    if hard == {"pods": "0"} and operator == "NotIn":
+        tenant["priorityClasses"] = flow(sorted(values))
+        return None
+    if hard == {"pods": "0"} and operator == "Exists":
+        return None  # every class refused: the policy has none, and a tenant that names none is refused none
+    requests = _hard(hard, gpu_resource)
+    if operator == "In" and len(values) == 1 and set(requests) == {"requests"}:
+        quota.setdefault("perPriorityClass", {})[values[0]] = flow(requests["requests"])
+        return None
+    return "a priority class's quota on more than requests, or on several classes"
 
 
 def _hard(hard: dict, gpu_resource: str) -> dict:
@@ -168,6 +178,7 @@ def _limit_range(ranges: list[dict], gpu_resource: str, draft: Draft) -> Comment
 def _same_as_first(objects: dict, first: dict, namespace: str, draft: Draft) -> None:
     """A tenant's other namespaces get the same quotas and limit range as its first: theirs are carried over where
     they match it, else listed."""
+
     def shape(obj: dict) -> tuple:
         return (obj["metadata"]["name"], repr(obj.get("spec")))
 
@@ -177,4 +188,6 @@ def _same_as_first(objects: dict, first: dict, namespace: str, draft: Draft) -> 
             if shape(obj) in theirs:
                 draft.expressed.add(ObjectRef.of(obj))
             else:
-                draft.unexpressed[ObjectRef.of(obj)] = "differs from the tenant's first namespace's (one quota per tenant)"
+                draft.unexpressed[ObjectRef.of(obj)] = (
+                    "differs from the tenant's first namespace's (one quota per tenant)"
+                )

@@ -37,7 +37,7 @@ class QueueRead:
     tenant: str | None = None
     """The tenant the queue's `<domain>/tenant` label names, where it has one."""
     namespaces: tuple[str, ...] = ()
-    """Namespaces the scheduler itself ties to the queue (a Kueue LocalQueue's), in order."""
+    """Namespaces the scheduler itself ties to the queue (where its objects name them), in order."""
     guesses: dict[str, str] = field(default_factory=dict)
     """Field of `settings` -> from what its value was guessed."""
 

@@ -307,10 +307,19 @@ def init(path: str, force: bool) -> None:
 
 
 @main.command("import")
-@click.option("--from", "dump", type=click.Path(dir_okay=False), metavar="DUMP",
-              help="A `kubectl get ... -A -o json` dump to read instead of a live cluster.")
-@click.option("--manifests", type=click.Path(file_okay=False), metavar="DIR",
-              help="A directory of the YAML manifests you keep today, read as the cluster.")
+@click.option(
+    "--from",
+    "dump",
+    type=click.Path(dir_okay=False),
+    metavar="DUMP",
+    help="A `kubectl get ... -A -o json` dump to read instead of a live cluster.",
+)
+@click.option(
+    "--manifests",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="A directory of the YAML manifests you keep today, read as the cluster.",
+)
 @click.option("--kubeconfig", type=click.Path(dir_okay=False), help="The kubeconfig of the live cluster.")
 @click.option("--context", help="The kubeconfig context of the live cluster.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the policy here instead of stdout.")
@@ -355,8 +364,9 @@ def _live_source(kubeconfig: str | None, context: str | None):
     try:
         from policyc.cluster.live import LiveSource  # type: ignore[import-not-found]
     except ImportError:
-        click.echo("policyc: install policyc[cluster] to read a live cluster, or pass --from DUMP or --manifests DIR",
-                   err=True)
+        click.echo(
+            "policyc: install policyc[cluster] to read a live cluster, or pass --from DUMP or --manifests DIR", err=True
+        )
         sys.exit(EXIT_USAGE)
     return LiveSource(kubeconfig, context)
 

@@ -14,7 +14,6 @@ from policyc.compiler import Compilation
 from policyc.gpu.accelerators import VENDORS
 
 
-
 def synced_objects(build: Compilation) -> dict[tuple[str, str, str | None, str], dict]:
     """(apiVersion, kind, namespace, name) -> object, for every object Argo CD applies."""
     out = {}

@@ -50,7 +50,10 @@ def test_expanding_the_recovered_ranges_gives_back_exactly_the_names(parts: list
 
 VAP = "ValidatingAdmissionPolicy"
 MAP = "MutatingAdmissionPolicy"
-WORKLOADS = "workload classes are rebuilt from each tenant's admission grants with 1 GPU and no priority class, name or namespaceDefault: their templates are never applied"
+WORKLOADS = (
+    "workload classes are rebuilt from each tenant's admission grants with 1 GPU and no priority class, name or "
+    "namespaceDefault: their templates are never applied"
+)
 NO_GFD = "gpuFeatureDiscovery: false shows on a node only as labels GPU Feature Discovery would set too"
 ALERTS = "spec.monitoring: the alert rules are read by Prometheus, not expressed by the import"
 

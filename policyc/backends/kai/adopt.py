@@ -81,7 +81,9 @@ def _queue(obj: dict, tenant_label: str, roots: list[str]) -> QueueRead:
     if spec.get("priority") is not None:
         settings["priority"] = spec["priority"]
     metadata = obj["metadata"]
-    return QueueRead(metadata["name"], settings, tenant=(metadata.get("labels") or {}).get(tenant_label), guesses=guesses)
+    return QueueRead(
+        metadata["name"], settings, tenant=(metadata.get("labels") or {}).get(tenant_label), guesses=guesses
+    )
 
 
 def _amount(key: str, value: object) -> object:

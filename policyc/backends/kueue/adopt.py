@@ -12,6 +12,7 @@ from policyc.k8s.quantity import Quantity, QuantityError
 
 CLUSTER_QUEUE = Kind(GROUP, "ClusterQueue")
 LOCAL_QUEUE = Kind(GROUP, "LocalQueue")
+ZERO = Quantity.from_value(0)
 DERIVED = (Kind(GROUP, "ResourceFlavor"), Kind(GROUP, "Cohort"))
 """Kinds the policy builds from its pools and queues, not from a setting of its own."""
 
@@ -44,21 +45,10 @@ def read_queues(source: ClusterSource, domain: str, gpu_resource: str) -> Queues
 
 def _queue(obj: dict, domain: str, gpu_resource: str) -> QueueRead:
     spec = obj.get("spec") or {}
-    nominal: dict[str, Quantity] = {}
-    borrowing: dict[str, Quantity] = {}
-    guesses = {}
-    for group in spec.get("resourceGroups") or []:
-        for flavor in group.get("flavors") or []:
-            for entry in flavor.get("resources") or []:
-                try:
-                    amount = Quantity.from_json(entry.get("nominalQuota"))
-                    nominal[entry["name"]] = nominal.get(entry["name"], Quantity.parse("0")) + amount
-                    if "borrowingLimit" in entry:
-                        borrowing[entry["name"]] = Quantity.from_json(entry["borrowingLimit"])
-                except (QuantityError, KeyError):
-                    guesses["guarantee"] = "a flavor's resource without a name or a readable quota was left out"
+    guesses: dict[str, str] = {}
+    nominal, borrowing = _quotas(spec, guesses)
     guarantee = {r: q for r, q in nominal.items() if not q.is_zero()}
-    capability = {r: nominal.get(r, Quantity.parse("0")) + extra for r, extra in borrowing.items()}
+    capability = {r: nominal.get(r, ZERO) + extra for r, extra in borrowing.items()}
     settings: dict = {}
     weight = str((spec.get("fairSharing") or {}).get("weight", "1"))
     if weight != "1":
@@ -70,6 +60,26 @@ def _queue(obj: dict, domain: str, gpu_resource: str) -> QueueRead:
     metadata = obj["metadata"]
     tenant = (metadata.get("labels") or {}).get(f"{domain}/tenant")
     return QueueRead(metadata["name"], settings, tenant=tenant, guesses=guesses)
+
+
+def _quotas(spec: dict, guesses: dict[str, str]) -> tuple[dict[str, Quantity], dict[str, Quantity]]:
+    """(resource -> nominal quota summed over the queue's flavors, resource -> borrowing limit)."""
+    nominal: dict[str, Quantity] = {}
+    borrowing: dict[str, Quantity] = {}
+    entries = [
+        entry
+        for group in spec.get("resourceGroups") or []
+        for flavor in group.get("flavors") or []
+        for entry in flavor.get("resources") or []
+    ]
+    for entry in entries:
+        try:
+            nominal[entry["name"]] = nominal.get(entry["name"], ZERO) + Quantity.from_json(entry.get("nominalQuota"))
+            if "borrowingLimit" in entry:
+                borrowing[entry["name"]] = Quantity.from_json(entry["borrowingLimit"])
+        except (QuantityError, KeyError):
+            guesses["guarantee"] = "a flavor's resource without a name or a readable quota was left out"
+    return nominal, borrowing
 
 
 def _unreclaimable(cluster_queues: list[dict]) -> dict[str, str]:

@@ -18,9 +18,7 @@ POLICY_NAMES = {name: policy for policy, name in RESOURCE_NAMES.items()}
 
 
 def read_queues(source: ClusterSource, domain: str, gpu_resource: str) -> QueuesRead | None:
-    configmap = next(
-        (c for c in source.objects(Kind("", "ConfigMap")) if c["metadata"].get("name") == CONFIGMAP), None
-    )
+    configmap = next((c for c in source.objects(Kind("", "ConfigMap")) if c["metadata"].get("name") == CONFIGMAP), None)
     if configmap is None or CONFIG_KEY not in (configmap.get("data") or {}):
         return None
     read = QueuesRead({"backend": "yunikorn"})
