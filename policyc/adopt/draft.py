@@ -55,6 +55,8 @@ class Draft:
     name_guess: str | None = "no object names its policy"
     expressed: set[ObjectRef] = field(default_factory=set)
     """Objects the policy carries over (it builds them again)."""
+    owned: set[ObjectRef] = field(default_factory=set)
+    """Objects carrying policyc's ownership that no reading took: the policy's own where its build has them again."""
     unexpressed: dict[ObjectRef, str] = field(default_factory=dict)
     """Objects the policy cannot express -> why."""
     spec_guesses: dict[str, str] = field(default_factory=dict)

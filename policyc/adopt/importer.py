@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 from collections import Counter
 
 from ruamel.yaml import YAML
@@ -14,14 +15,18 @@ from policyc.adopt.pools import read_nodes
 from policyc.adopt.tenants import owned_namespaces, read_tenants
 from policyc.cluster.reading import ObjectRef, QueuesRead
 from policyc.cluster.source import NAMESPACE, NODE, ClusterSource, Kind
+from policyc.gpu import dra
 from policyc.ir import LabelKeys
-from policyc.k8s import versions
+from policyc.k8s import nfd, versions
 from policyc.registry import SCHEDULERS, scheduler_adopt
 from policyc.tenancy.policies import ACTIONS, policy_name
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 PART_OF = "app.kubernetes.io/part-of"
 PRIORITY_CLASS = Kind("scheduling.k8s.io", "PriorityClass")
+DEVICE_CLASS = Kind("resource.k8s.io", "DeviceClass")
+RESOURCE_CLAIM_TEMPLATE = Kind("resource.k8s.io", "ResourceClaimTemplate")
+NODE_FEATURE_RULE = Kind(nfd.NFD_API_VERSION.rpartition("/")[0], nfd.NODE_FEATURE_RULE)
 ADMISSION = "admissionregistration.k8s.io"
 VALIDATING_POLICY = Kind(ADMISSION, "ValidatingAdmissionPolicy")
 VALIDATING_BINDING = Kind(ADMISSION, "ValidatingAdmissionPolicyBinding")
@@ -71,7 +76,8 @@ def import_policy(source: ClusterSource) -> str:
     domain, domain_guess = _domain(nodes, namespaces)
     keys = LabelKeys(domain)
     draft.spec["domain"] = domain
-    accelerators, tiers = read_nodes(nodes, keys, draft)
+    accelerators, tiers = read_nodes(nodes, keys, draft, _rule_labels(source, keys))
+    _dra_tiers(source, draft, domain)
     gpu_resource = accelerators[0] if accelerators else DEFAULT_GPU_RESOURCE
     if gpu_resource != DEFAULT_GPU_RESOURCE:
         draft.spec["gpuResource"] = gpu_resource
@@ -92,7 +98,7 @@ def import_policy(source: ClusterSource) -> str:
     spec = CommentedMap((key, draft.spec[key]) for key in SPEC_ORDER if key in draft.spec)
     if domain_guess:
         guess(spec, "domain", domain_guess)
-    for key, why in _spec_guesses(draft).items():
+    for key, why in draft.spec_guesses.items():
         guess(spec, key, why)
     return _render(draft, spec, source.name)
 
@@ -119,6 +125,27 @@ def _domain(nodes: list[dict], namespaces: list[dict]) -> tuple[str, str | None]
         found = custom.most_common(1)[0][0]
         return found, f"the most common label domain on the nodes ({found}); policyc's labels are not there"
     return DEFAULT_DOMAIN, "no label domain of your own on the nodes: write yours"
+
+
+def _dra_tiers(source: ClusterSource, draft: Draft, domain: str) -> None:
+    """A tier whose DeviceClass (`<tier>.<domain>`) is on the cluster is claimed through DRA (`dra: true`)."""
+    classes = {obj["metadata"]["name"]: obj for obj in source.objects(DEVICE_CLASS)}
+    for tier in draft.spec.get("gpuTiers") or []:
+        device_class = classes.get(dra.class_name(tier["name"], domain))
+        if device_class is not None:
+            tier["dra"] = True
+            draft.expressed.add(ObjectRef.of(device_class))
+
+
+def _rule_labels(source: ClusterSource, keys: LabelKeys) -> dict[str, dict]:
+    """Pool -> the labels policyc's NodeFeatureRules set on its nodes (each rule names its pool by the pool label)."""
+    out: dict[str, dict] = {}
+    for rule_object in source.objects(NODE_FEATURE_RULE):
+        for rule in (rule_object.get("spec") or {}).get("rules") or []:
+            labels = rule.get("labels") or {}
+            if keys.pool in labels:
+                out.setdefault(labels[keys.pool], {}).update(labels)
+    return out
 
 
 def _queues(source: ClusterSource, domain: str, gpu_resource: str, draft: Draft) -> QueuesRead | None:
@@ -183,41 +210,73 @@ def _admission(source: ClusterSource, draft: Draft, tenants: list[CommentedMap])
 def _workloads(
     source: ClusterSource, draft: Draft, tenants: list[CommentedMap], tiers: dict[str, list[str]], keys: LabelKeys
 ) -> None:
-    """Workload classes from what each tenant's admission policy grants (policyc's own policy lists, per class, the
-    usages and GPU products its pods may tolerate): one class per grant, its template's sizes not on the cluster."""
-    policies = {p["metadata"]["name"]: p for p in source.objects(VALIDATING_POLICY)}
+    """Workload classes from each tenant's admission policies, policyc's own: the mutating policy names every class
+    and the tolerations it injects (its usages and GPU products); where there is none, the validating policy's grants
+    give one class per usage and product set. Their templates are never applied to a cluster: what only a template
+    says (GPUs per pod, kind, priority class, replicas) is a guess."""
+    validating = {p["metadata"]["name"]: p for p in source.objects(VALIDATING_POLICY)}
+    mutating = {p["metadata"]["name"]: p for p in source.objects(MUTATING[0])}
+    claimed = _claimed_devices(source)
     out = []
     for tenant in tenants:
-        policy = policies.get(policy_name(tenant["name"]))
-        grants = _grants(policy) if policy else []
-        for grant in grants:
-            usages = set(grant.get(keys.usage, ()))
+        name = tenant["name"]
+        injected = mutating.get(f"policyc-inject-{name}")
+        classes = _injected_classes(injected) if injected else []
+        defaults = _namespace_defaults(injected) if injected else {}
+        if not classes and validating.get(policy_name(name)):
+            classes = [("", grant) for grant in _grants(validating[policy_name(name)])]
+        for class_name, tolerated in classes:
+            usages = set(tolerated.get(keys.usage, ()))
             kind = "inference" if "inference" in usages and "training" not in usages else "training"
-            products = sorted(next((v for k, v in grant.items() if k != keys.usage), []))
+            products = sorted(next((v for k, v in tolerated.items() if k != keys.usage), []))
             tier = next((t for t, ps in tiers.items() if sorted(ps) == products), None)
             if tier is None:
-                draft.notes.append(
-                    f"tenant {tenant['name']}: a {kind} class on no GPU tier of the nodes; not expressed"
-                )
+                draft.notes.append(f"tenant {name}: class {class_name} on no GPU tier of the nodes; not expressed")
                 continue
-            name = f"{tenant['name']}-{kind}-{tier}"
-            entry: dict = {"name": name, "type": kind, "tenant": tenant["name"], "gpuTier": tier, "gpus": 1}
+            class_name = class_name or f"{name}-{kind}-{tier}"  # a grant names no class
+            entry: dict = {"name": class_name, "type": kind, "tenant": name}
+            if class_name in defaults and defaults[class_name] != tenant["namespaces"][0]:
+                entry["namespace"] = defaults[class_name]
+            namespace = entry.get("namespace", tenant["namespaces"][0])
+            entry.update({"gpuTier": tier, "gpus": claimed.get((namespace, f"{class_name}-{dra.CLAIM}"), 1)})
+            if class_name in defaults:
+                entry["namespaceDefault"] = True
+            granted = list(tenant.get("priorityClasses") or [])
+            if granted and not set(granted) & _default_classes(draft):
+                entry["priorityClass"] = granted[0]  # its pods must name a class the tenant may use
             workload = block(entry)
             workload.yaml_add_eol_comment(
-                "guessed: from the tenant's admission policy's grants; its template (gpus, kind, priority class, "
-                "replicas) is not on the cluster",
+                "guessed: from the tenant's admission policies; its template (gpus, kind, priority class, replicas) "
+                "is not on the cluster",
                 "name",
             )
-            if all(w["name"] != name for w in out):
-                out.append(workload)
-        if policy:
-            draft.expressed.add(ObjectRef.of(policy))
+            out.append(workload)
     if out:
         draft.spec["workloads"] = out
 
 
+_CLASS_PATCH = re.compile(r"^variables\.workloadClass != '([^']+)' \? \[\] :")
+_TOLERATION = re.compile(r"'key': '([^']+)', 'operator': 'Equal', 'value': '([^']*)'")
+
+
+def _claimed_devices(source: ClusterSource) -> dict[tuple[str, str], int]:
+    """(namespace, ResourceClaimTemplate) -> the devices it claims: a DRA tier's class claims its GPUs per pod in
+    `<class>-gpus`, the one part of its template on the cluster."""
+    out = {}
+    for template in source.objects(RESOURCE_CLAIM_TEMPLATE):
+        requests = ((((template.get("spec") or {}).get("spec") or {}).get("devices") or {}).get("requests")) or []
+        counts = [r.get("exactly", {}).get("count") for r in requests if isinstance(r, dict)]
+        if len(counts) == 1 and isinstance(counts[0], int):
+            out[(template["metadata"].get("namespace", ""), template["metadata"]["name"])] = counts[0]
+    return out
+
+
+def _default_classes(draft: Draft) -> set[str]:
+    return {c["name"] for c in draft.spec.get("priorityClasses") or [] if c.get("globalDefault")}
+
+
 def _grants(policy: dict) -> list[dict]:
-    """The `grants` variable of a tenant's admission policy: a CEL list of maps of string lists."""
+    """The `grants` variable of a tenant's validating admission policy: a CEL list of maps of string lists."""
     for variable in (policy.get("spec") or {}).get("variables") or []:
         if variable.get("name") == "grants":
             try:
@@ -226,6 +285,37 @@ def _grants(policy: dict) -> list[dict]:
                 return []
             return [g for g in grants if isinstance(g, dict) and g] if isinstance(grants, list) else []
     return []
+
+
+_NAMESPACE_DEFAULTS = re.compile(r"request\.namespace in (\{[^}]*\})")
+
+
+def _namespace_defaults(policy: dict) -> dict[str, str]:
+    """Class -> the namespace whose pods that name no class it injects into (`namespaceDefault`)."""
+    for variable in (policy.get("spec") or {}).get("variables") or []:
+        match = _NAMESPACE_DEFAULTS.search(str(variable.get("expression", "")))
+        if variable.get("name") == "workloadClass" and match:
+            try:
+                by_namespace = ast.literal_eval(match.group(1))
+            except (ValueError, SyntaxError):
+                return {}
+            return {str(c): str(ns) for ns, c in by_namespace.items()} if isinstance(by_namespace, dict) else {}
+    return {}
+
+
+def _injected_classes(policy: dict) -> list[tuple[str, dict[str, list[str]]]]:
+    """(class, key -> the values tolerated) for each class a tenant's mutating admission policy injects into."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for mutation in (policy.get("spec") or {}).get("mutations") or []:
+        expression = str((mutation.get("jsonPatch") or {}).get("expression", ""))
+        match = _CLASS_PATCH.match(expression)
+        if match is None:
+            continue
+        tolerated = out.setdefault(match.group(1), {})
+        for key, value in _TOLERATION.findall(expression):
+            if value not in tolerated.setdefault(key, []):
+                tolerated[key].append(value)
+    return list(out.items())
 
 
 def _version(source: ClusterSource, nodes: list[dict], draft: Draft) -> None:
@@ -280,12 +370,12 @@ def _leftovers(source: ClusterSource, draft: Draft) -> None:
             ref = ObjectRef.of(obj)
             if ref in draft.expressed or ref in draft.unexpressed:
                 continue
-            if ref.namespace in owned or (kind == NAMESPACE and ref.name in owned) or ref.name.startswith("system-"):
+            if (obj["metadata"].get("labels") or {}).get(MANAGED_BY) == "policyc":
+                draft.owned.add(ref)
+            elif ref.namespace in owned or (kind == NAMESPACE and ref.name in owned) or ref.name.startswith("system-"):
                 system[str(kind)] += 1
             elif kind in RUNNING or (obj["metadata"].get("ownerReferences") and kind.group not in ("", ADMISSION)):
                 running[str(kind)] += 1
-            elif (obj["metadata"].get("labels") or {}).get(MANAGED_BY) == "policyc":
-                draft.expressed.add(ref)
             else:
                 draft.unexpressed[ref] = "no field of the policy writes it"
     if running:
@@ -294,10 +384,6 @@ def _leftovers(source: ClusterSource, draft: Draft) -> None:
     if system:
         counted = ", ".join(f"{n} {kind}" for kind, n in sorted(system.items()))
         draft.notes.append(f"Kubernetes' and the cluster components' own (system namespaces and classes): {counted}")
-
-
-def _spec_guesses(draft: Draft) -> dict[str, str]:
-    return draft.spec_guesses
 
 
 def _render(draft: Draft, spec: CommentedMap, source_name: str) -> str:
@@ -312,7 +398,16 @@ def _render(draft: Draft, spec: CommentedMap, source_name: str) -> str:
         ]
     )
     body = _dump(policy)
-    problems = [d for d in compile_text(body, f"{draft.name}.yaml").report.errors]
+    build = compile_text(body, f"{draft.name}.yaml")
+    problems = build.report.errors
+    rebuilt = {
+        ObjectRef(Kind.of(m.obj), m.obj["metadata"].get("namespace"), m.obj["metadata"]["name"])
+        for artifact in build.artifacts
+        if artifact.synced
+        for m in artifact.manifests
+    }
+    for ref in sorted(draft.owned - rebuilt):
+        draft.unexpressed[ref] = "policyc's own object, which the imported policy does not build again"
     header = [f"Imported by policyc import from {source_name}. Check every value marked 'guessed'."]
     if problems:
         header += ["", "policyc validate refuses it as it stands:"]

@@ -45,9 +45,12 @@ class NodeFacts:
     taints: tuple[tuple[str, str, str], ...]
 
 
-def read_nodes(nodes: list[dict], keys: LabelKeys, draft: Draft) -> tuple[list[str], dict[str, list[str]]]:
-    """Fill spec.controlPlane, spec.gpuTiers and spec.nodePools from the nodes; returns the accelerator resources the
-    nodes advertise (NVIDIA's first) and each tier's products."""
+def read_nodes(
+    nodes: list[dict], keys: LabelKeys, draft: Draft, rules: dict[str, dict]
+) -> tuple[list[str], dict[str, list[str]]]:
+    """Fill spec.controlPlane, spec.gpuTiers and spec.nodePools from the nodes (`rules`: pool -> the labels policyc's
+    NodeFeatureRule of the pool sets, where the cluster has one); returns the accelerator resources the nodes advertise
+    (NVIDIA's first) and each tier's products."""
     control, gpu_nodes = _sort(nodes, keys, draft)
     if control:
         draft.spec["controlPlane"] = block({"nodes": flow(compress([n["metadata"]["name"] for n in control]))})
@@ -61,7 +64,9 @@ def read_nodes(nodes: list[dict], keys: LabelKeys, draft: Draft) -> tuple[list[s
     pools: list[CommentedMap] = []
     tiers: dict[str, list[str]] = {}
     for members in sorted(groups.values(), key=lambda ns: ns[0]["metadata"]["name"]):
-        pools.append(_pool(members, keys, draft, tiers, {p["name"] for p in pools}))
+        pool = _pool(members, keys, draft, tiers, {p["name"] for p in pools})
+        _discovery(pool, rules.get(pool["name"], {}), _vendor(members[0])[0])  # type: ignore[index]
+        pools.append(pool)
         draft.expressed.update(ObjectRef.of(n) for n in members)
     if tiers:
         draft.spec["gpuTiers"] = [block({"name": t, "products": flow(sorted(ps))}) for t, ps in tiers.items()]
@@ -98,6 +103,10 @@ def _vendor(node: dict) -> tuple[Vendor, str] | None:
             same_domain = resource.partition("/")[0] == vendor.resource.partition("/")[0]
             if same_domain and resource.startswith(vendor.resource.rpartition("/")[0]) and str(amount) not in ("0", ""):
                 return vendor, resource
+    labels = node["metadata"].get("labels") or {}
+    for vendor in VENDORS.values():
+        if vendor.product_label in labels:  # its devices claimed through DRA: no extended resource
+            return vendor, vendor.resource
     return None
 
 
@@ -164,6 +173,15 @@ def _pool(
     if MIG_CONFIG in labels:
         draft.notes.append(f"pool {name}: MIG layout {labels[MIG_CONFIG]} ({MIG_CONFIG}) not expressed; set gpu.mig")
     return block(pool, guesses)
+
+
+def _discovery(pool: CommentedMap, rule_labels: dict, vendor: Vendor) -> None:
+    """`gpuFeatureDiscovery: false` where policyc's own rule sets the vendor's product label (its discovery does not
+    run); the GPU memory only then, since the vendor's discovery labels it where it runs."""
+    if vendor.product_label and vendor.product_label in rule_labels:
+        pool.insert(list(pool).index("gpu") + 1, "gpuFeatureDiscovery", False)
+    else:
+        pool["gpu"].pop("memory", None)
 
 
 def _pool_usage(node: dict, labels: dict, keys: LabelKeys, guesses: dict[str, str]) -> str:

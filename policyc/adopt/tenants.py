@@ -16,6 +16,7 @@ from policyc.backends.kubernetes import LIMIT_RANGE_NAME, QUOTA_NAME
 from policyc.checks.namespaces import SYSTEM_NAMESPACES
 from policyc.cluster.reading import ObjectRef, QueueRead, number, resources
 from policyc.cluster.source import NAMESPACE, ClusterSource, Kind
+from policyc.gpu import dra
 from policyc.ir import LabelKeys
 from policyc.registry import every_provisioner_settings, every_settings
 
@@ -144,7 +145,9 @@ def _hard(hard: dict, gpu_resource: str) -> dict:
     out: dict = {}
     for name, value in hard.items():
         scope, _, resource = name.partition(".")
-        if scope in ("requests", "limits") and resource and not resource.startswith("storage"):
+        if dra.is_devices_key(name):
+            out.setdefault("requests", {})[name] = value
+        elif scope in ("requests", "limits") and resource and not resource.startswith("storage"):
             out.setdefault(scope, {})[resource] = value
         elif name in ("cpu", "memory"):
             out.setdefault("requests", {})[name] = value

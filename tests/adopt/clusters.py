@@ -36,15 +36,16 @@ def nodes(build: Compilation) -> list[dict]:
             "cpu": str(pool.allocatable.get("cpu", "128")),
             "memory": str(pool.allocatable.get("memory", "1Ti")),
             "pods": "110",
-            entry["gpuResource"]: str(gpus),
         }
+        if entry["gpuResource"]:  # none for a DRA tier's pool: its devices are claimed, not counted as a resource
+            capacity[entry["gpuResource"]] = str(gpus)
         labels = dict(entry["labels"])
         vendor = VENDORS.get(entry.get("gpuVendor") or "")
         if entry["gpuFeatureDiscovery"] and vendor is not None and vendor.product_label:
             labels.setdefault(vendor.product_label, entry["gpuProduct"])
             if vendor.count_label and pool.mig is None:
                 labels.setdefault(vendor.count_label, str(pool.gpus_per_node))
-        for name in entry["nodes"]:
+        for name in entry.get("nodes", ()):  # a pool sized by count has no nodes until its provisioner makes them
             out.append(_node(name, {**labels, "kubernetes.io/hostname": name}, entry["taints"], capacity))
     control = plan.get("controlPlane") or {}
     for name in control.get("nodes", []):

@@ -50,45 +50,36 @@ def test_expanding_the_recovered_ranges_gives_back_exactly_the_names(parts: list
 
 VAP = "ValidatingAdmissionPolicy"
 MAP = "MutatingAdmissionPolicy"
-WORKLOADS = (
-    "workload classes are rebuilt from each tenant's admission grants with 1 GPU and no priority class, name or "
-    "namespaceDefault: their templates are never applied"
+ALERTS = "spec.monitoring: alert rules are not read back (the import lists the PrometheusRule as not expressed)"
+HETERO_CLASSES = (
+    "its classes ask for MIG devices, a CPU pool and several vendors' devices: a class rebuilt from the admission "
+    "policies' tolerations (1 GPU of its tier) governs other keys and injects other tolerations"
 )
-NO_GFD = "gpuFeatureDiscovery: false shows on a node only as labels GPU Feature Discovery would set too"
-ALERTS = "spec.monitoring: the alert rules are read by Prometheus, not expressed by the import"
 
 NOT_ROUND_TRIPPING = {
     "minimal": {},
-    "ai-prod": {
-        **{(kind, None, f"{prefix}-{t}"): WORKLOADS for t in ("research", "team-a", "team-b")
-           for kind, prefix in ((VAP, "policyc-tenant"), (MAP, "policyc-inject"))},
-        ("NodeFeatureRule", None, "policyc-pool-a40-dev"): NO_GFD,
-        ("PrometheusRule", "monitoring", "ai-prod-gpu-alerts"): ALERTS,
-    },
+    "ai-prod": {("PrometheusRule", "monitoring", "ai-prod-gpu-alerts"): ALERTS},
     "ai-prod-kueue": {
-        ("NodeFeatureRule", None, "policyc-pool-a40-dev"): NO_GFD,
-        ("ConfigMap", "kueue-system", "kueue-manager-config"): "Kueue's integrations follow the workload kinds of the "
-        "templates, which are not on the cluster",
+        ("ConfigMap", "kueue-system", "kueue-manager-config"): "Kueue's integrations follow the kinds of the "
+        "workload templates, which are never applied to a cluster (the classes come back with the default kind)",
     },
-    "ai-prod-kai": {("NodeFeatureRule", None, "policyc-pool-a40-dev"): NO_GFD},
-    "ai-prod-yunikorn": {
-        **{(kind, None, f"{prefix}-{t}"): WORKLOADS for t in ("research", "team-a", "team-b")
-           for kind, prefix in ((VAP, "policyc-tenant"), (MAP, "policyc-inject"))},
-        ("NodeFeatureRule", None, "policyc-pool-a40-dev"): NO_GFD,
-        ("PrometheusRule", "monitoring", "ai-prod-gpu-alerts"): ALERTS,
-    },
+    "ai-prod-kai": {},
+    "ai-prod-yunikorn": {("PrometheusRule", "monitoring", "ai-prod-gpu-alerts"): ALERTS},
+    "ai-hier": {},
+    "ai-dra": {},
     "ai-hetero": {
-        **{(kind, None, f"{prefix}-{t}"): WORKLOADS for t in ("dev", "llm", "research", "search", "serving")
-           for kind, prefix in ((VAP, "policyc-tenant"), (MAP, "policyc-inject"))},
+        **{(VAP, None, f"policyc-tenant-{t}"): HETERO_CLASSES for t in ("dev", "llm", "research", "search", "serving")},
+        **{(MAP, None, f"policyc-inject-{t}"): HETERO_CLASSES for t in ("llm", "research", "serving")},
         ("NodeFeatureRule", None, "policyc-pool-a100-mig"): "the MIG layout is not read back (listed as not expressed)",
         ("ConfigMap", "gpu-operator", "policyc-mig-parted-config"): "the MIG layout is not read back",
         ("NodeFeatureRule", None, "policyc-pool-l4-dev"): "time-slicing is not read back from the GPU capacity",
         ("ConfigMap", "gpu-operator", "policyc-device-plugin-config"): "time-slicing is not read back",
-        ("NodeFeatureRule", None, "policyc-pool-cpu"): "a pool without GPUs is listed as not expressed",
+        ("NodeFeatureRule", None, "policyc-pool-cpu"): "a node without GPUs is listed as not expressed: no CPU pool",
     },
 }  # fmt: skip
 """Per example: the synced objects (kind, namespace, name) whose import builds differently or not at all, and why.
-Every other synced object of the build comes back byte for byte equal."""
+Every other synced object of the build comes back equal. Not here: ai-eks and ai-onprem, whose pools are sized
+(Karpenter, NFD-matched): their nodes are not on the cluster until made, and the import reads pools from nodes."""
 
 
 @pytest.mark.parametrize("example", sorted(NOT_ROUND_TRIPPING))
@@ -103,6 +94,9 @@ def test_the_import_of_an_examples_cluster_builds_the_same_objects(example: str,
     differs = {key for key, obj in before.items() if after.get(key) != obj}
     assert differs == set(NOT_ROUND_TRIPPING[example])
     assert len(before) - len(differs) > len(differs), "most of the build comes back"
+    for key in NOT_ROUND_TRIPPING[example]:
+        if key not in after:
+            assert f"{key[0]}" in text and key[2] in text, f"{key} is listed as not expressed"
 
 
 def test_what_was_guessed_carries_a_comment_and_what_was_not_expressed_is_listed(tmp_path) -> None:
