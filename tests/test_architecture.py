@@ -39,7 +39,7 @@ SAME_TOPIC = {
     "monitoring": "GPU alerts emitted (backends) and linted (checks)",
     "node_agents": "DaemonSets' tolerations emitted (backends) and proven (proof)",
     "slurm": "Slurm's formats (gpu), its files emitted (backends) and checked (checks)",
-    "workloads": "resolved (resolve), their templates emitted (backends) and checked (checks)",
+    "workloads": "resolved (resolve), their templates emitted (backends) and checked (checks), read back (adopt)",
     "nodes": "nodes and pools resolved (resolve), their labels and taints written (backends)",
     "codes": "the catalogue, each backend's rules that join it (scheduler or node provisioner), and the command that "
     "prints it",

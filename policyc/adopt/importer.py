@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import ast
 import io
-import re
 from collections import Counter
 
 from ruamel.yaml import YAML
@@ -13,12 +11,13 @@ from ruamel.yaml.comments import CommentedMap
 from policyc.adopt.draft import Draft, block, flow, guess
 from policyc.adopt.pools import read_nodes
 from policyc.adopt.tenants import owned_namespaces, read_tenants
-from policyc.cluster.reading import ObjectRef, QueuesRead
+from policyc.adopt.workloads import Context, read_workloads
+from policyc.cluster.reading import ObjectRef, QueuesRead, number
 from policyc.cluster.source import NAMESPACE, NODE, ClusterSource, Kind
 from policyc.gpu import dra
 from policyc.ir import LabelKeys
 from policyc.k8s import nfd, versions
-from policyc.registry import SCHEDULERS, scheduler_adopt
+from policyc.registry import SCHEDULERS, scheduler, scheduler_adopt
 from policyc.tenancy.policies import ACTIONS, policy_name
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
@@ -91,10 +90,11 @@ def import_policy(source: ClusterSource) -> str:
     if tenants:
         draft.spec["tenants"] = tenants
     _admission(source, draft, tenants)
-    _workloads(source, draft, tenants, tiers, keys)
+    read_workloads(source, draft, tenants, Context(keys, tiers, _workload_kinds(reading), gpu_resource))
     _version(source, nodes, draft)
     _policy_name(source, draft, reading)
     _leftovers(source, draft)
+    _keep_guarantees(draft)
     spec = CommentedMap((key, draft.spec[key]) for key in SPEC_ORDER if key in draft.spec)
     if domain_guess:
         guess(spec, "domain", domain_guess)
@@ -207,115 +207,10 @@ def _admission(source: ClusterSource, draft: Draft, tenants: list[CommentedMap])
         draft.spec["admission"] = flow(admission)
 
 
-def _workloads(
-    source: ClusterSource, draft: Draft, tenants: list[CommentedMap], tiers: dict[str, list[str]], keys: LabelKeys
-) -> None:
-    """Workload classes from each tenant's admission policies, policyc's own: the mutating policy names every class
-    and the tolerations it injects (its usages and GPU products); where there is none, the validating policy's grants
-    give one class per usage and product set. Their templates are never applied to a cluster: what only a template
-    says (GPUs per pod, kind, priority class, replicas) is a guess."""
-    validating = {p["metadata"]["name"]: p for p in source.objects(VALIDATING_POLICY)}
-    mutating = {p["metadata"]["name"]: p for p in source.objects(MUTATING[0])}
-    claimed = _claimed_devices(source)
-    out = []
-    for tenant in tenants:
-        name = tenant["name"]
-        injected = mutating.get(f"policyc-inject-{name}")
-        classes = _injected_classes(injected) if injected else []
-        defaults = _namespace_defaults(injected) if injected else {}
-        if not classes and validating.get(policy_name(name)):
-            classes = [("", grant) for grant in _grants(validating[policy_name(name)])]
-        for class_name, tolerated in classes:
-            usages = set(tolerated.get(keys.usage, ()))
-            kind = "inference" if "inference" in usages and "training" not in usages else "training"
-            products = sorted(next((v for k, v in tolerated.items() if k != keys.usage), []))
-            tier = next((t for t, ps in tiers.items() if sorted(ps) == products), None)
-            if tier is None:
-                draft.notes.append(f"tenant {name}: class {class_name} on no GPU tier of the nodes; not expressed")
-                continue
-            class_name = class_name or f"{name}-{kind}-{tier}"  # a grant names no class
-            entry: dict = {"name": class_name, "type": kind, "tenant": name}
-            if class_name in defaults and defaults[class_name] != tenant["namespaces"][0]:
-                entry["namespace"] = defaults[class_name]
-            namespace = entry.get("namespace", tenant["namespaces"][0])
-            entry.update({"gpuTier": tier, "gpus": claimed.get((namespace, f"{class_name}-{dra.CLAIM}"), 1)})
-            if class_name in defaults:
-                entry["namespaceDefault"] = True
-            granted = list(tenant.get("priorityClasses") or [])
-            if granted and not set(granted) & _default_classes(draft):
-                entry["priorityClass"] = granted[0]  # its pods must name a class the tenant may use
-            workload = block(entry)
-            workload.yaml_add_eol_comment(
-                "guessed: from the tenant's admission policies; its template (gpus, kind, priority class, replicas) "
-                "is not on the cluster",
-                "name",
-            )
-            out.append(workload)
-    if out:
-        draft.spec["workloads"] = out
-
-
-_CLASS_PATCH = re.compile(r"^variables\.workloadClass != '([^']+)' \? \[\] :")
-_TOLERATION = re.compile(r"'key': '([^']+)', 'operator': 'Equal', 'value': '([^']*)'")
-
-
-def _claimed_devices(source: ClusterSource) -> dict[tuple[str, str], int]:
-    """(namespace, ResourceClaimTemplate) -> the devices it claims: a DRA tier's class claims its GPUs per pod in
-    `<class>-gpus`, the one part of its template on the cluster."""
-    out = {}
-    for template in source.objects(RESOURCE_CLAIM_TEMPLATE):
-        requests = ((((template.get("spec") or {}).get("spec") or {}).get("devices") or {}).get("requests")) or []
-        counts = [r.get("exactly", {}).get("count") for r in requests if isinstance(r, dict)]
-        if len(counts) == 1 and isinstance(counts[0], int):
-            out[(template["metadata"].get("namespace", ""), template["metadata"]["name"])] = counts[0]
-    return out
-
-
-def _default_classes(draft: Draft) -> set[str]:
-    return {c["name"] for c in draft.spec.get("priorityClasses") or [] if c.get("globalDefault")}
-
-
-def _grants(policy: dict) -> list[dict]:
-    """The `grants` variable of a tenant's validating admission policy: a CEL list of maps of string lists."""
-    for variable in (policy.get("spec") or {}).get("variables") or []:
-        if variable.get("name") == "grants":
-            try:
-                grants = ast.literal_eval(variable.get("expression", ""))
-            except (ValueError, SyntaxError):
-                return []
-            return [g for g in grants if isinstance(g, dict) and g] if isinstance(grants, list) else []
-    return []
-
-
-_NAMESPACE_DEFAULTS = re.compile(r"request\.namespace in (\{[^}]*\})")
-
-
-def _namespace_defaults(policy: dict) -> dict[str, str]:
-    """Class -> the namespace whose pods that name no class it injects into (`namespaceDefault`)."""
-    for variable in (policy.get("spec") or {}).get("variables") or []:
-        match = _NAMESPACE_DEFAULTS.search(str(variable.get("expression", "")))
-        if variable.get("name") == "workloadClass" and match:
-            try:
-                by_namespace = ast.literal_eval(match.group(1))
-            except (ValueError, SyntaxError):
-                return {}
-            return {str(c): str(ns) for ns, c in by_namespace.items()} if isinstance(by_namespace, dict) else {}
-    return {}
-
-
-def _injected_classes(policy: dict) -> list[tuple[str, dict[str, list[str]]]]:
-    """(class, key -> the values tolerated) for each class a tenant's mutating admission policy injects into."""
-    out: dict[str, dict[str, list[str]]] = {}
-    for mutation in (policy.get("spec") or {}).get("mutations") or []:
-        expression = str((mutation.get("jsonPatch") or {}).get("expression", ""))
-        match = _CLASS_PATCH.match(expression)
-        if match is None:
-            continue
-        tolerated = out.setdefault(match.group(1), {})
-        for key, value in _TOLERATION.findall(expression):
-            if value not in tolerated.setdefault(key, []):
-                tolerated[key].append(value)
-    return list(out.items())
+def _workload_kinds(reading: QueuesRead | None) -> dict[Kind, tuple[str, object]]:
+    """The selected backend's workload kinds: (group, kind) -> (the policy's name, its pod templates)."""
+    backend = scheduler(reading.scheduler["backend"] if reading else next(iter(SCHEDULERS)))
+    return {Kind(k.group, k.kind): (name, k.pods) for name, k in backend.KINDS.items()}
 
 
 def _version(source: ClusterSource, nodes: list[dict], draft: Draft) -> None:
@@ -386,10 +281,32 @@ def _leftovers(source: ClusterSource, draft: Draft) -> None:
         draft.notes.append(f"Kubernetes' and the cluster components' own (system namespaces and classes): {counted}")
 
 
-def _render(draft: Draft, spec: CommentedMap, source_name: str) -> str:
+def _keep_guarantees(draft: Draft) -> None:
+    """A queue guarantee the nodes of the pools its tenant's workloads reach cannot hold is refused (PC414): the
+    cluster has fewer nodes than its queues were sized for. Lower it to what they hold, and say from what."""
+    from policyc.checks.cluster_capacity import tenant_reach
     from policyc.compiler import compile_text
 
-    policy = CommentedMap(
+    build = compile_text(_dump(_policy(draft, draft.spec)), f"{draft.name}.yaml")
+    if build.cluster is None or not any(d.code == "PC414" for d in build.report.errors):
+        return
+    cluster, reach = build.cluster, tenant_reach(build.cluster)
+    written = {t["name"]: t for t in draft.spec.get("tenants") or []}
+    for tenant in cluster.tenants:
+        for resource, amount in tenant.queue.guarantee.items():
+            held = [cluster.pool_capacity(p, resource) for p in cluster.pools if p.name in reach[tenant.name]]
+            if None in held or not held:
+                continue  # a pool that states none of it is taken as large enough
+            have = sum(held[1:], held[0])
+            if amount > have:
+                guarantee = written[tenant.name]["queue"]["guarantee"]
+                key = resource if resource in guarantee else cluster.policy_key(resource)
+                guarantee[key] = number(str(have))
+                guess(guarantee, key, f"lowered from {amount}: the nodes of the pools its workloads reach hold {have}")
+
+
+def _policy(draft: Draft, spec: CommentedMap) -> CommentedMap:
+    return CommentedMap(
         [
             ("apiVersion", "policyc.io/v1alpha1"),
             ("kind", "ClusterPolicy"),
@@ -397,7 +314,12 @@ def _render(draft: Draft, spec: CommentedMap, source_name: str) -> str:
             ("spec", spec),
         ]
     )
-    body = _dump(policy)
+
+
+def _render(draft: Draft, spec: CommentedMap, source_name: str) -> str:
+    from policyc.compiler import compile_text
+
+    body = _dump(_policy(draft, spec))
     build = compile_text(body, f"{draft.name}.yaml")
     problems = build.report.errors
     rebuilt = {

@@ -102,7 +102,8 @@ def _quotas(tenant: dict, quotas: list[dict], gpu_resource: str, draft: Draft, g
         if obj is main:
             quota.update(_hard((obj.get("spec") or {}).get("hard") or {}, gpu_resource))
         else:
-            why = _scoped_quota(obj, tenant, quota, gpu_resource)
+            every_class = [c["name"] for c in draft.spec.get("priorityClasses") or []]
+            why = _scoped_quota(obj, tenant, quota, gpu_resource, every_class)
             if why is not None:
                 draft.unexpressed[ObjectRef.of(obj)] = why
                 continue
@@ -119,25 +120,36 @@ def _scoped(quota: dict) -> bool:
     return bool(spec.get("scopeSelector") or spec.get("scopes"))
 
 
-def _scoped_quota(obj: dict, tenant: dict, quota: dict, gpu_resource: str) -> str | None:
+def _scoped_quota(obj: dict, tenant: dict, quota: dict, gpu_resource: str, every_class: list[str]) -> str | None:
     """Read a quota scoped to priority classes into the tenant: the zero-pods quota refusing the classes it is not
     granted (`priorityClasses`), or one class's quota (`perPriorityClass`). Returns why it cannot, or None."""
     spec = obj.get("spec") or {}
     hard = spec.get("hard") or {}
     expressions = (spec.get("scopeSelector") or {}).get("matchExpressions") or []
-    if len(expressions) != 1 or expressions[0].get("scopeName") != "PriorityClass" or spec.get("scopes"):
+    if any(e.get("scopeName") != "PriorityClass" for e in expressions) or spec.get("scopes") or not expressions:
         return "a second quota, or one with scopes policyc does not write"
-    operator, values = expressions[0].get("operator"), expressions[0].get("values") or []
-    if hard == {"pods": "0"} and operator == "NotIn":
-        tenant["priorityClasses"] = flow(sorted(values))
-        return None
-    if hard == {"pods": "0"} and operator == "Exists":
-        return None  # every class refused: the policy has none, and a tenant that names none is refused none
+    values = next((e.get("values") or [] for e in expressions if e.get("operator") != "Exists"), [])
+    if hard == {"pods": "0"}:
+        return _granted(tenant, sorted(e.get("operator") for e in expressions), values, every_class)
+    if len(expressions) != 1:
+        return "a quota scoped to several priority-class expressions policyc does not write"
+    operator = expressions[0].get("operator")
     requests = _hard(hard, gpu_resource)
     if operator == "In" and len(values) == 1 and set(requests) == {"requests"}:
         quota.setdefault("perPriorityClass", {})[values[0]] = flow(requests["requests"])
         return None
     return "a priority class's quota on more than requests, or on several classes"
+
+
+def _granted(tenant: dict, operators: list[str], values: list[str], every_class: list[str]) -> str | None:
+    """`priorityClasses` from the zero-pods quota refusing the others. NotIn alone refuses pods naming no class
+    too; with Exists, only pods naming another class. Every class of the policy, with Exists (or Exists alone, in a
+    policy of none), is what a tenant that names no classes gets."""
+    if operators not in (["NotIn"], ["Exists", "NotIn"], ["Exists"]):
+        return "a zero-pods quota on priority classes policyc does not write"
+    if "Exists" not in operators or set(values) != set(every_class):
+        tenant["priorityClasses"] = flow(sorted(values))
+    return None
 
 
 def _hard(hard: dict, gpu_resource: str) -> dict:
