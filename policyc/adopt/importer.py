@@ -90,7 +90,7 @@ def import_policy(source: ClusterSource) -> str:
     if tenants:
         draft.spec["tenants"] = tenants
     _admission(source, draft, tenants)
-    read_workloads(source, draft, tenants, Context(keys, tiers, _workload_kinds(reading), gpu_resource))
+    read_workloads(source, draft, tenants, Context(keys, tiers, _workload_kinds(reading), tuple(accelerators)))
     _version(source, nodes, draft)
     _policy_name(source, draft, reading)
     _leftovers(source, draft)

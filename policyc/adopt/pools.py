@@ -171,6 +171,7 @@ def _pool(
         pool["slurm"] = flow({"partition": name})
         guesses["slurm"] = f"the {keys.slurm_only} taint; Slurm's partition settings are not on the cluster"
     if MIG_CONFIG in labels:
+        guesses["gpu"] = "count from the GPU capacity: MIG devices, not cards; write the cards and gpu.mig"
         draft.notes.append(f"pool {name}: MIG layout {labels[MIG_CONFIG]} ({MIG_CONFIG}) not expressed; set gpu.mig")
     return block(pool, guesses)
 

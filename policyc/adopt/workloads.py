@@ -60,7 +60,8 @@ class Context:
     tiers: dict[str, list[str]]
     kinds: dict[Kind, tuple[str, object]]
     """(group, kind) -> (the policy's kind name, the function giving an object's pod templates)."""
-    gpu_resource: str
+    accelerators: tuple[str, ...]
+    """The resources the nodes advertise their accelerators as: what a pod's GPUs are counted in."""
 
 
 def read_workloads(source: ClusterSource, draft: Draft, tenants: list[CommentedMap], context: Context) -> None:
@@ -167,11 +168,9 @@ def _applied(source: ClusterSource, draft: Draft, context: Context) -> list[Clas
 
 def _pod_facts(read: ClassRead, spec: dict, context: Context) -> None:
     """GPUs per pod (the largest of its pod templates), priority class and tolerations of one pod template."""
-    gpus = sum(
-        int(str(((c.get("resources") or {}).get("limits") or {}).get(context.gpu_resource, 0)) or 0)
-        for c in spec.get("containers") or []
-        if str(((c.get("resources") or {}).get("limits") or {}).get(context.gpu_resource, "0")).isdigit()
-    )
+    limits = [((c.get("resources") or {}).get("limits") or {}) for c in spec.get("containers") or []]
+    amounts = [str(limit.get(resource, "0")) for limit in limits for resource in context.accelerators]
+    gpus = sum(int(amount) for amount in amounts if amount.isdigit())
     if gpus and gpus > (read.gpus or 0):
         read.gpus = gpus
     read.priority_class = spec.get("priorityClassName") or read.priority_class

@@ -125,6 +125,21 @@ def test_a_recorded_clean_dump_imports_to_a_policy_that_builds(dump) -> None:
     assert f"name: {dump.parent.name.removesuffix('-kueue').removesuffix('-kai')}" in text
 
 
+def test_classes_come_back_from_the_copies_of_their_templates_and_guarantees_fit_the_nodes_present() -> None:
+    """The recorded ai-prod cluster ran copies of the templates (policies/ai-prod.yaml at the recording's commit:
+    llm-pretraining, a VolcanoJob of 8 GPUs per pod at production-training) and holds 5 nodes of each serving pool
+    (l4-serve 5 x 4 GPUs + t4-serve 5 x 2 = 30), fewer than team-b's queue guarantees (48)."""
+    dump = shared_dir() / "testdata" / "cluster-dumps" / "ai-prod" / "clean.json"
+    text = import_policy(DumpSource(dump))
+    result = compile_text(text, "imported.yaml")
+    assert result.ok
+    [pretraining] = [w for w in result.cluster.workloads if w.name == "llm-pretraining"]
+    assert (pretraining.kind, pretraining.gpus, pretraining.priority_class) == ("VolcanoJob", 8, "production-training")
+    [team_b] = [t for t in result.cluster.tenants if t.name == "team-b"]
+    assert str(team_b.queue.guarantee["nvidia.com/gpu"]) == "30"
+    assert "# guessed: lowered from 48: the nodes of the pools its workloads reach hold 30" in text
+
+
 def test_hand_written_manifests_import_to_a_policy_that_builds() -> None:
     text = import_policy(ManifestSource(HANDWRITTEN))
     result = compile_text(text, "imported.yaml")
