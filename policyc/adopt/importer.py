@@ -94,6 +94,7 @@ def import_policy(source: ClusterSource) -> str:
     _version(source, nodes, draft)
     _policy_name(source, draft, reading)
     _leftovers(source, draft)
+    draft.notes += getattr(source, "skipped", [])  # documents of a manifest directory that are not objects
     _keep_guarantees(draft)
     spec = CommentedMap((key, draft.spec[key]) for key in SPEC_ORDER if key in draft.spec)
     if domain_guess:

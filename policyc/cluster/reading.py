@@ -66,9 +66,11 @@ def number(quantity: object) -> object:
 
 
 def resources(hard: dict, gpu_resource: str) -> dict:
-    """Resource name -> quantity with the GPU resource written `gpu`, sorted (cpu, memory, gpu first)."""
+    """Resource name -> quantity with the GPU resource written `gpu`, sorted (cpu, memory, gpu first): devices as
+    integers (`gpu: 8`), cpu and memory as quantity strings (`cpu: "512"`), as policies write them."""
     order = {"cpu": 0, "memory": 1, "gpu": 2}
-    named = {("gpu" if name == gpu_resource else name): number(value) for name, value in hard.items()}
+    named = {("gpu" if name == gpu_resource else name): value for name, value in hard.items()}
+    named = {name: number(value) if name == "gpu" or "/" in name else str(value) for name, value in named.items()}
     return dict(sorted(named.items(), key=lambda item: (order.get(item[0], 3), item[0])))
 
 

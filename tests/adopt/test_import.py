@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from policyc.adopt.importer import import_policy
 from policyc.adopt.manifests import ManifestSource
 from policyc.adopt.ranges import compress
-from policyc.cluster.source import DumpSource
+from policyc.cluster.source import NAMESPACE, DumpSource
 from policyc.compiler import compile_file, compile_text
 from policyc.language.noderanges import expand
 from tests.adopt.clusters import synced_objects, write_dump
@@ -192,3 +192,25 @@ def test_a_dump_that_is_not_a_list_is_one_line_and_exit_2(tmp_path) -> None:
     (tmp_path / "d.json").write_text(json.dumps({"kind": "Pod"}), encoding="utf-8")
     result = _run("--from", str(tmp_path / "d.json"))
     assert result.returncode == 2 and "not a kubectl List" in result.stderr
+
+
+def test_the_policy_is_the_same_whatever_the_hash_seed(tmp_path) -> None:
+    outputs = set()
+    for seed in ("0", "1", "12345"):
+        env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONHASHSEED": seed}
+        command = [sys.executable, "-m", "policyc", "import", "--manifests", str(HANDWRITTEN)]
+        outputs.add(subprocess.run(command, capture_output=True, text=True, env=env, check=True).stdout)
+    assert len(outputs) == 1
+
+
+def test_a_list_document_and_a_document_that_is_no_object_are_read_and_listed(tmp_path) -> None:
+    (tmp_path / "all.yaml").write_text(
+        "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Namespace, metadata: {name: a}}\n"
+        "---\njust: a note\n",
+        encoding="utf-8",
+    )
+    source = ManifestSource(tmp_path)
+    assert [n["metadata"]["name"] for n in source.objects(NAMESPACE)] == ["a"]
+    text = import_policy(source)
+    assert "all.yaml: document 2 is not a Kubernetes object (no kind or name)" in text
+    assert "Namespace a: no quota, limit range or queue" in text
