@@ -3,11 +3,15 @@ comment), and the cluster's objects it expressed or could not."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from policyc.cluster.reading import ObjectRef
+
+_TYPED = re.compile(r"[-+]?[0-9][0-9_.e+-]*|true|false|yes|no|on|off|null|~")
 
 
 def block(values: dict, guesses: dict[str, str] | None = None) -> CommentedMap:
@@ -20,7 +24,14 @@ def block(values: dict, guesses: dict[str, str] | None = None) -> CommentedMap:
     return out
 
 
+def quoted(value: str) -> str:
+    """A string YAML would read as another type ("512", "1.36", "true") in double quotes, as policies write it."""
+    return DoubleQuotedScalarString(value) if _TYPED.fullmatch(value.lower()) else value
+
+
 def _commented(value: object) -> object:
+    if isinstance(value, str):
+        return quoted(value)
     if isinstance(value, CommentedMap | CommentedSeq):
         return value
     if isinstance(value, dict):

@@ -8,7 +8,7 @@ from collections import Counter
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 
-from policyc.adopt.draft import Draft, block, flow, guess
+from policyc.adopt.draft import Draft, block, flow, guess, quoted
 from policyc.adopt.pools import read_nodes
 from policyc.adopt.tenants import owned_namespaces, read_tenants
 from policyc.adopt.workloads import Context, read_workloads
@@ -219,21 +219,21 @@ def _version(source: ClusterSource, nodes: list[dict], draft: Draft) -> None:
     mutating = [obj["apiVersion"] for kind in MUTATING for obj in source.objects(kind)]
     api = versions.MUTATING_ADMISSION_POLICY
     if kubelets:
-        draft.spec["kubernetesVersion"] = ".".join(kubelets[0].lstrip("v").split(".")[:2])
+        draft.spec["kubernetesVersion"] = quoted(".".join(kubelets[0].lstrip("v").split(".")[:2]))
         if len(kubelets) > 1:
             draft.spec_guesses["kubernetesVersion"] = f"the oldest kubelet of {', '.join(kubelets)}"
     elif api.group_version in mutating:
-        draft.spec["kubernetesVersion"] = f"1.{api.since}"
+        draft.spec["kubernetesVersion"] = quoted(f"1.{api.since}")
         draft.spec_guesses["kubernetesVersion"] = (
             f"the nodes report no kubelet version; {api.kind} {api.version} is served"
         )
     elif mutating:
-        draft.spec["kubernetesVersion"] = f"1.{api.beta_since}"
+        draft.spec["kubernetesVersion"] = quoted(f"1.{api.beta_since}")
         draft.spec_guesses["kubernetesVersion"] = (
             f"the nodes report no kubelet version; {api.kind} {api.beta_version} is served"
         )
     else:
-        draft.spec["kubernetesVersion"] = f"1.{api.beta_since - 1}"  # type: ignore[operator]
+        draft.spec["kubernetesVersion"] = quoted(f"1.{api.beta_since - 1}")  # type: ignore[operator]
         draft.spec_guesses["kubernetesVersion"] = f"the nodes report no kubelet version and no {api.kind} is served"
 
 

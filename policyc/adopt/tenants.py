@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ruamel.yaml.comments import CommentedMap
 
-from policyc.adopt.draft import Draft, block, flow, guess
+from policyc.adopt.draft import Draft, block, flow
 from policyc.backends.kubernetes import LIMIT_RANGE_NAME, QUOTA_NAME
 from policyc.checks.namespaces import SYSTEM_NAMESPACES
 from policyc.cluster.reading import ObjectRef, QueueRead, number, resources
@@ -22,7 +22,8 @@ from policyc.registry import every_provisioner_settings, every_settings
 
 QUOTA = Kind("", "ResourceQuota")
 LIMIT_RANGE = Kind("", "LimitRange")
-LIMIT_FIELDS = {"defaultRequest": "defaultRequest", "default": "default", "max": "max", "min": "min"}
+LIMIT_FIELDS = ("defaultRequest", "default", "max", "min")
+"""A LimitRange's Container fields, which the policy's limitRange names alike."""
 
 
 def owned_namespaces() -> set[str]:
@@ -53,6 +54,9 @@ def read_tenants(
             tenant["queue"] = block(queue.settings, queue.guesses)
         if limit_range:
             tenant["limitRange"] = limit_range
+            named = objects[LIMIT_RANGE][0]["metadata"]["name"] if len(objects[LIMIT_RANGE]) == 1 else None
+            if named is not None and named != LIMIT_RANGE_NAME:
+                guesses["limitRange"] = f"from LimitRange {named}, the namespace's one"
         for other in namespaces[1:]:
             _same_as_first(by_namespace.get(other, {}), objects, other, draft)
         tenants.append(block(tenant, guesses))
@@ -177,17 +181,14 @@ def _limit_range(ranges: list[dict], gpu_resource: str, draft: Draft) -> Comment
         if entry.get("type") != "Container":
             draft.notes.append(f"{ObjectRef.of(chosen)}: its {entry.get('type')} limits are not expressed")
             continue
-        for field, key in LIMIT_FIELDS.items():
+        for field in LIMIT_FIELDS:
             if entry.get(field):
-                out[key] = flow(resources(entry[field], gpu_resource))
+                out[field] = flow(resources(entry[field], gpu_resource))
     for other in ranges:
         if other is not chosen:
             draft.unexpressed[ObjectRef.of(other)] = "a second LimitRange in the namespace"
     draft.expressed.add(ObjectRef.of(chosen))
-    result = block(out)
-    if chosen["metadata"]["name"] != LIMIT_RANGE_NAME:
-        guess(result, next(iter(out), ""), f"from LimitRange {chosen['metadata']['name']}")
-    return result if out else None
+    return block(out) if out else None
 
 
 def _same_as_first(objects: dict, first: dict, namespace: str, draft: Draft) -> None:
