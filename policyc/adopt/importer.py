@@ -9,27 +9,26 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 
 from policyc.adopt.draft import Draft, block, flow, guess, quoted
-from policyc.adopt.pools import read_nodes
+from policyc.adopt.pools import IGNORED_LABEL_DOMAINS, read_nodes
 from policyc.adopt.tenants import owned_namespaces, read_tenants
-from policyc.adopt.workloads import Context, read_workloads
+from policyc.adopt.workloads import ADMISSION, MANAGED_BY, MUTATING_POLICY, Context, read_workloads
+from policyc.checks.cluster_capacity import tenant_reach
 from policyc.cluster.reading import ObjectRef, QueuesRead, number
 from policyc.cluster.source import NAMESPACE, NODE, ClusterSource, Kind
+from policyc.codes import rule
+from policyc.compiler import compile_text
 from policyc.gpu import dra
 from policyc.ir import LabelKeys
 from policyc.k8s import nfd, versions
 from policyc.registry import SCHEDULERS, scheduler, scheduler_adopt
 from policyc.tenancy.policies import ACTIONS, policy_name
 
-MANAGED_BY = "app.kubernetes.io/managed-by"
 PART_OF = "app.kubernetes.io/part-of"
 PRIORITY_CLASS = Kind("scheduling.k8s.io", "PriorityClass")
 DEVICE_CLASS = Kind("resource.k8s.io", "DeviceClass")
-RESOURCE_CLAIM_TEMPLATE = Kind("resource.k8s.io", "ResourceClaimTemplate")
 NODE_FEATURE_RULE = Kind(nfd.NFD_API_VERSION.rpartition("/")[0], nfd.NODE_FEATURE_RULE)
-ADMISSION = "admissionregistration.k8s.io"
-VALIDATING_POLICY = Kind(ADMISSION, "ValidatingAdmissionPolicy")
 VALIDATING_BINDING = Kind(ADMISSION, "ValidatingAdmissionPolicyBinding")
-MUTATING = (Kind(ADMISSION, "MutatingAdmissionPolicy"), Kind(ADMISSION, "MutatingAdmissionPolicyBinding"))
+MUTATING = (MUTATING_POLICY, Kind(ADMISSION, "MutatingAdmissionPolicyBinding"))
 RUNNING = (
     Kind("", "Pod"),
     Kind("apps", "Deployment"),
@@ -114,8 +113,6 @@ def _domain(nodes: list[dict], namespaces: list[dict]) -> tuple[str, str | None]
     )
     if own:
         return own.most_common(1)[0][0], None
-    from policyc.adopt.pools import IGNORED_LABEL_DOMAINS
-
     custom = Counter(
         key.rpartition("/")[0]
         for node in nodes
@@ -142,8 +139,8 @@ def _rule_labels(source: ClusterSource, keys: LabelKeys) -> dict[str, dict]:
     """Pool -> the labels policyc's NodeFeatureRules set on its nodes (each rule names its pool by the pool label)."""
     out: dict[str, dict] = {}
     for rule_object in source.objects(NODE_FEATURE_RULE):
-        for rule in (rule_object.get("spec") or {}).get("rules") or []:
-            labels = rule.get("labels") or {}
+        for one in (rule_object.get("spec") or {}).get("rules") or []:
+            labels = one.get("labels") or {}
             if keys.pool in labels:
                 out.setdefault(labels[keys.pool], {}).update(labels)
     return out
@@ -197,7 +194,12 @@ def _admission(source: ClusterSource, draft: Draft, tenants: list[CommentedMap])
         modes[tenant["name"]] = modes_by_actions.get(actions, "off") if binding else None
     known = {m for m in modes.values() if m is not None}
     admission: dict = {}
-    if len(known) == 1 and None not in modes.values():
+    if tenants and not known:
+        admission["mode"] = "warn"
+        draft.spec_guesses["admission"] = (
+            "no tenant admission policy on the cluster: warn admits every pod and tells what deny would refuse"
+        )
+    elif len(known) == 1 and None not in modes.values():
         admission["mode"] = known.pop()
     elif known:
         for tenant in tenants:
@@ -285,11 +287,9 @@ def _leftovers(source: ClusterSource, draft: Draft) -> None:
 def _keep_guarantees(draft: Draft) -> None:
     """A queue guarantee the nodes of the pools its tenant's workloads reach cannot hold is refused (PC414): the
     cluster has fewer nodes than its queues were sized for. Lower it to what they hold, and say from what."""
-    from policyc.checks.cluster_capacity import tenant_reach
-    from policyc.compiler import compile_text
-
     build = compile_text(_dump(_policy(draft, draft.spec)), f"{draft.name}.yaml")
-    if build.cluster is None or not any(d.code == "PC414" for d in build.report.errors):
+    refused = rule("guarantee-exceeds-capacity").code
+    if build.cluster is None or not any(d.code == refused for d in build.report.errors):
         return
     cluster, reach = build.cluster, tenant_reach(build.cluster)
     written = {t["name"]: t for t in draft.spec.get("tenants") or []}
@@ -318,8 +318,6 @@ def _policy(draft: Draft, spec: CommentedMap) -> CommentedMap:
 
 
 def _render(draft: Draft, spec: CommentedMap, source_name: str) -> str:
-    from policyc.compiler import compile_text
-
     body = _dump(_policy(draft, spec))
     build = compile_text(body, f"{draft.name}.yaml")
     problems = build.report.errors
