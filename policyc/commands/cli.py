@@ -353,7 +353,11 @@ def import_command(
         click.echo(f"policyc: {e}", err=True)
         sys.exit(EXIT_USAGE)
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as e:
+            click.echo(f"policyc: cannot write {output}: {e.strerror or e}", err=True)
+            sys.exit(EXIT_USAGE)
         click.echo(f"wrote {output}; next: policyc validate {output}", err=True)
     else:
         click.echo(text, nl=False)

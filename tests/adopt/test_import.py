@@ -172,6 +172,12 @@ def test_the_command_writes_a_file_and_never_overwrites_one_unasked(tmp_path) ->
     assert _run("--manifests", str(HANDWRITTEN), "-o", str(target), "--force").returncode == 0
 
 
+def test_an_output_that_cannot_be_written_is_one_line_and_exit_2(tmp_path) -> None:
+    result = _run("--manifests", str(HANDWRITTEN), "-o", str(tmp_path / "missing" / "policy.yaml"))
+    assert result.returncode == 2
+    assert result.stderr.startswith("policyc: cannot write") and len(result.stderr.splitlines()) == 1
+
+
 def test_an_unreadable_manifest_is_one_line_and_exit_2(tmp_path) -> None:
     (tmp_path / "good.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n", encoding="utf-8")
     (tmp_path / "bad.yaml").write_text("kind: [unclosed\n", encoding="utf-8")
