@@ -185,13 +185,7 @@ def _priority_classes(source: ClusterSource, draft: Draft) -> None:
 def _admission(source: ClusterSource, draft: Draft, tenants: list[CommentedMap]) -> None:
     """Each tenant's admission mode from its binding's validationActions; one `spec.admission.mode` where all agree.
     MutatingAdmissionPolicies of v1beta1 say the cluster turned their beta on."""
-    modes_by_actions = {tuple(actions): mode for mode, actions in ACTIONS.items()}
-    bindings = {b["metadata"]["name"]: b for b in source.objects(VALIDATING_BINDING)}
-    modes = {}
-    for tenant in tenants:
-        binding = bindings.get(policy_name(tenant["name"]))
-        actions = tuple((binding.get("spec") or {}).get("validationActions") or ()) if binding else None
-        modes[tenant["name"]] = modes_by_actions.get(actions, "off") if binding else None
+    modes = _modes(source, tenants)
     known = {m for m in modes.values() if m is not None}
     admission: dict = {}
     if tenants and not known:
@@ -208,6 +202,18 @@ def _admission(source: ClusterSource, draft: Draft, tenants: list[CommentedMap])
         admission["mutatingAdmissionPolicyBeta"] = True
     if admission:
         draft.spec["admission"] = flow(admission)
+
+
+def _modes(source: ClusterSource, tenants: list[CommentedMap]) -> dict[str, str | None]:
+    """Tenant -> the admission mode its ValidatingAdmissionPolicyBinding's actions make (None: no binding)."""
+    modes_by_actions = {tuple(actions): mode for mode, actions in ACTIONS.items()}
+    bindings = {b["metadata"]["name"]: b for b in source.objects(VALIDATING_BINDING)}
+    modes: dict[str, str | None] = {}
+    for tenant in tenants:
+        binding = bindings.get(policy_name(tenant["name"]))
+        actions = tuple((binding.get("spec") or {}).get("validationActions") or ()) if binding else ()
+        modes[tenant["name"]] = modes_by_actions.get(actions, "off") if binding else None
+    return modes
 
 
 def _workload_kinds(reading: QueuesRead | None) -> dict[Kind, tuple[str, object]]:

@@ -63,6 +63,10 @@ def read_nodes(
     resources = sorted({_resource(n) for n in gpu_nodes}, key=lambda r: (r != nvidia, r))
     pools: list[CommentedMap] = []
     tiers: dict[str, list[str]] = {}
+    for node in gpu_nodes:  # the tiers policyc's labels name first: a product they hold is in no other tier
+        labels, product = node["metadata"].get("labels") or {}, _facts(node, keys).product
+        if keys.tier in labels and product and product not in tiers.setdefault(labels[keys.tier], []):
+            tiers[labels[keys.tier]].append(product)
     for members in sorted(groups.values(), key=lambda ns: ns[0]["metadata"]["name"]):
         pool = _pool(members, keys, draft, tiers, {p["name"] for p in pools})
         _discovery(pool, rules.get(pool["name"], {}), _vendor(members[0])[0])  # type: ignore[index]
@@ -161,9 +165,10 @@ def _pool(
     pool: dict = {"name": name, "usage": _pool_usage(members[0], labels, keys, guesses), "nodes": flow(compress(names))}
     pool["gpu"] = _gpu(members, vendor, resource, facts, labels, guesses)
     if facts.product:
-        tier = labels.get(keys.tier) or _tier_name(facts.product)
+        holding = next((t for t, products in tiers.items() if facts.product in products), None)
+        tier = labels.get(keys.tier) or holding or _tier_name(facts.product)
         if keys.tier not in labels:
-            guesses["gpu"] = f"tier {tier} from the product; no {keys.tier} label"
+            guesses["gpu"] = f"tier {tier}, {'the tier of its product' if holding else 'from the product'}; no label"
         if facts.product not in tiers.setdefault(tier, []):
             tiers[tier].append(facts.product)
     pool.update(_node_shape(members, labels, keys))
