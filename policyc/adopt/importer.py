@@ -9,6 +9,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 
 from policyc.adopt.draft import Draft, block, flow, guess, quoted
+from policyc.adopt.gpu_layouts import read_layouts
 from policyc.adopt.pools import IGNORED_LABEL_DOMAINS, read_nodes
 from policyc.adopt.tenants import owned_namespaces, read_tenants
 from policyc.adopt.workloads import ADMISSION, MANAGED_BY, MUTATING_POLICY, Context, read_workloads
@@ -74,7 +75,9 @@ def import_policy(source: ClusterSource) -> str:
     domain, domain_guess = _domain(nodes, namespaces)
     keys = LabelKeys(domain)
     draft.spec["domain"] = domain
-    accelerators, tiers = read_nodes(nodes, keys, draft, _rule_labels(source, keys))
+    layouts = read_layouts(source)
+    draft.expressed |= layouts.read
+    accelerators, tiers = read_nodes(nodes, keys, draft, _rule_labels(source, keys), layouts)
     _dra_tiers(source, draft, domain)
     gpu_resource = accelerators[0] if accelerators else DEFAULT_GPU_RESOURCE
     if gpu_resource != DEFAULT_GPU_RESOURCE:
@@ -89,7 +92,12 @@ def import_policy(source: ClusterSource) -> str:
     if tenants:
         draft.spec["tenants"] = tenants
     _admission(source, draft, tenants)
-    read_workloads(source, draft, tenants, Context(keys, tiers, _workload_kinds(reading), tuple(accelerators)))
+    read_workloads(
+        source,
+        draft,
+        tenants,
+        Context(keys, tiers, _workload_kinds(reading), tuple(accelerators), _mig_profiles(draft)),
+    )
     _version(source, nodes, draft)
     _policy_name(source, draft, reading)
     _leftovers(source, draft)
@@ -214,6 +222,17 @@ def _modes(source: ClusterSource, tenants: list[CommentedMap]) -> dict[str, str 
         actions = tuple((binding.get("spec") or {}).get("validationActions") or ()) if binding else ()
         modes[tenant["name"]] = modes_by_actions.get(actions, "off") if binding else None
     return modes
+
+
+def _mig_profiles(draft: Draft) -> dict[str, tuple[str, ...]]:
+    """Tier -> the MIG profiles of its pools' layouts, from the pools read so far."""
+    tier_of = {p: t["name"] for t in draft.spec.get("gpuTiers") or [] for p in t["products"]}
+    out: dict[str, set[str]] = {}
+    for pool in draft.spec.get("nodePools") or []:
+        mig = pool["gpu"].get("mig") if "gpu" in pool else None
+        if mig is not None and pool["gpu"]["product"] in tier_of:
+            out.setdefault(tier_of[pool["gpu"]["product"]], set()).update(mig["devices"])
+    return {tier: tuple(sorted(profiles)) for tier, profiles in out.items()}
 
 
 def _workload_kinds(reading: QueuesRead | None) -> dict[Kind, tuple[str, object]]:

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from ruamel.yaml.comments import CommentedMap
 
 from policyc.adopt.draft import Draft, block, flow
+from policyc.adopt.gpu_layouts import Layouts
 from policyc.adopt.ranges import compress
 from policyc.cluster.reading import ObjectRef
 from policyc.gpu.accelerators import VENDORS, Vendor
-from policyc.ir import MIG_CONFIG, RDMA_LABEL, LabelKeys
+from policyc.ir import DEVICE_PLUGIN_CONFIG, MIG_CONFIG, RDMA_LABEL, LabelKeys
 
 IGNORED_LABEL_DOMAINS = (
     "kubernetes.io",
@@ -46,11 +47,11 @@ class NodeFacts:
 
 
 def read_nodes(
-    nodes: list[dict], keys: LabelKeys, draft: Draft, rules: dict[str, dict]
+    nodes: list[dict], keys: LabelKeys, draft: Draft, rules: dict[str, dict], layouts: Layouts
 ) -> tuple[list[str], dict[str, list[str]]]:
     """Fill spec.controlPlane, spec.gpuTiers and spec.nodePools from the nodes (`rules`: pool -> the labels policyc's
-    NodeFeatureRule of the pool sets, where the cluster has one); returns the accelerator resources the nodes advertise
-    (NVIDIA's first) and each tier's products."""
+    NodeFeatureRule of the pool sets, where the cluster has one; `layouts`: how the GPU Operator splits cards);
+    returns the accelerator resources the nodes advertise (NVIDIA's first) and each tier's products."""
     control, gpu_nodes = _sort(nodes, keys, draft)
     if control:
         draft.spec["controlPlane"] = block({"nodes": flow(compress([n["metadata"]["name"] for n in control]))})
@@ -60,16 +61,16 @@ def read_nodes(
         pool = (node["metadata"].get("labels") or {}).get(keys.pool)
         groups.setdefault(pool or _facts(node, keys), []).append(node)
     nvidia = VENDORS["nvidia"].resource
-    resources = sorted({_resource(n) for n in gpu_nodes}, key=lambda r: (r != nvidia, r))
+    resources = sorted({_vendor(n)[1] for n in gpu_nodes if _vendor(n)}, key=lambda r: (r != nvidia, r))  # type: ignore[index]
     pools: list[CommentedMap] = []
-    tiers: dict[str, list[str]] = {}
-    for node in gpu_nodes:  # the tiers policyc's labels name first: a product they hold is in no other tier
-        labels, product = node["metadata"].get("labels") or {}, _facts(node, keys).product
-        if keys.tier in labels and product and product not in tiers.setdefault(labels[keys.tier], []):
-            tiers[labels[keys.tier]].append(product)
+    tiers = _labelled_tiers(gpu_nodes, keys)
     for members in sorted(groups.values(), key=lambda ns: ns[0]["metadata"]["name"]):
-        pool = _pool(members, keys, draft, tiers, {p["name"] for p in pools})
-        _discovery(pool, rules.get(pool["name"], {}), _vendor(members[0])[0])  # type: ignore[index]
+        found = _vendor(members[0])
+        if found is None:
+            pool = _cpu_pool(members, keys)
+        else:
+            pool = _pool(members, keys, draft, tiers, {p["name"] for p in pools}, layouts)
+            _discovery(pool, rules.get(pool["name"], {}), found[0])
         pools.append(pool)
         draft.expressed.update(ObjectRef.of(n) for n in members)
     if tiers:
@@ -79,24 +80,31 @@ def read_nodes(
     return resources, tiers
 
 
+def _labelled_tiers(nodes: list[dict], keys: LabelKeys) -> dict[str, list[str]]:
+    """Tier -> products, as policyc's tier labels name them on GPU nodes: a product they hold is in no other tier."""
+    tiers: dict[str, list[str]] = {}
+    for node in nodes:
+        if _vendor(node) is None:
+            continue  # a CPU pool's node: its tier is the CPU tier, no GPU tier
+        labels, product = node["metadata"].get("labels") or {}, _facts(node, keys).product
+        if keys.tier in labels and product and product not in tiers.setdefault(labels[keys.tier], []):
+            tiers[labels[keys.tier]].append(product)
+    return tiers
+
+
 def _sort(nodes: list[dict], keys: LabelKeys, draft: Draft) -> tuple[list[dict], list[dict]]:
-    """(control-plane nodes, GPU nodes), each in name order; any other node is listed as not expressed."""
+    """(control-plane nodes, nodes of pools: GPU nodes and those of policyc's CPU pools), each in name order; any
+    other node is listed as not expressed."""
     control, gpu_nodes = [], []
     for node in sorted(nodes, key=lambda n: n["metadata"]["name"]):
         taint_keys = {t.get("key") for t in (node.get("spec") or {}).get("taints") or []}
         if keys.control_plane in taint_keys or CONTROL_PLANE_ROLE in (node["metadata"].get("labels") or {}):
             control.append(node)
-        elif _vendor(node) is not None:
-            gpu_nodes.append(node)
+        elif _vendor(node) is not None or keys.pool in (node["metadata"].get("labels") or {}):
+            gpu_nodes.append(node)  # a node of policyc's CPU pool carries its pool label and no GPU
         else:
-            draft.unexpressed[ObjectRef.of(node)] = "no GPU and not a control-plane node: policyc's pools are GPU pools"
+            draft.unexpressed[ObjectRef.of(node)] = f"no GPU, no {keys.pool} label and not a control-plane node"
     return control, gpu_nodes
-
-
-def _resource(node: dict) -> str:
-    found = _vendor(node)
-    assert found is not None, "a GPU node"
-    return found[1]
 
 
 def _vendor(node: dict) -> tuple[Vendor, str] | None:
@@ -151,7 +159,7 @@ def _common(dicts: list[dict]) -> dict:
 
 
 def _pool(
-    members: list[dict], keys: LabelKeys, draft: Draft, tiers: dict[str, list[str]], taken: set[str]
+    members: list[dict], keys: LabelKeys, draft: Draft, tiers: dict[str, list[str]], taken: set[str], layouts: Layouts
 ) -> CommentedMap:
     names = [n["metadata"]["name"] for n in members]
     labels = _common([n["metadata"].get("labels") or {} for n in members])
@@ -163,7 +171,7 @@ def _pool(
         name = _free(_name_from(names[0]), taken)
         guesses["name"] = f"from the node names; no {keys.pool} label"
     pool: dict = {"name": name, "usage": _pool_usage(members[0], labels, keys, guesses), "nodes": flow(compress(names))}
-    pool["gpu"] = _gpu(members, vendor, resource, facts, labels, guesses)
+    pool["gpu"] = _gpu(members, vendor, resource, facts, labels, layouts, guesses)
     if facts.product:
         holding = next((t for t, products in tiers.items() if facts.product in products), None)
         tier = labels.get(keys.tier) or holding or _tier_name(facts.product)
@@ -175,9 +183,25 @@ def _pool(
     if keys.slurm_only in {t.get("key") for t in (members[0].get("spec") or {}).get("taints") or []}:
         pool["slurm"] = flow({"partition": name})
         guesses["slurm"] = f"the {keys.slurm_only} taint; Slurm's partition settings are not on the cluster"
-    if MIG_CONFIG in labels:
-        guesses["gpu"] = "count from the GPU capacity: MIG devices, not cards; write the cards and gpu.mig"
-        draft.notes.append(f"pool {name}: MIG layout {labels[MIG_CONFIG]} ({MIG_CONFIG}) not expressed; set gpu.mig")
+    if MIG_CONFIG in labels and not layouts.mig.get(labels[MIG_CONFIG]):
+        draft.notes.append(f"pool {name}: MIG layout {labels[MIG_CONFIG]} ({MIG_CONFIG}) not read; set gpu.mig")
+    return block(pool, guesses)
+
+
+def _rdma_devices(node: dict) -> dict[str, str]:
+    """The RDMA device plugin's resources a node advertises (`rdma/...`) -> how many."""
+    capacity = (node.get("status") or {}).get("allocatable") or {}
+    return {r: str(n) for r, n in capacity.items() if r.startswith("rdma/") and str(n).isdigit() and int(n) > 0}
+
+
+def _cpu_pool(members: list[dict], keys: LabelKeys) -> CommentedMap:
+    """A pool of CPU-only nodes: policyc's pool label on nodes without a GPU."""
+    names = [n["metadata"]["name"] for n in members]
+    labels = _common([n["metadata"].get("labels") or {} for n in members])
+    guesses: dict[str, str] = {}
+    pool: dict = {"name": labels[keys.pool], "usage": _pool_usage(members[0], labels, keys, guesses)}
+    pool["nodes"] = flow(compress(names))
+    pool.update(_node_shape(members, labels, keys))
     return block(pool, guesses)
 
 
@@ -209,7 +233,11 @@ def _node_shape(members: list[dict], labels: dict, keys: LabelKeys) -> dict:
     sized = {r: str(allocatable[r]) for r in ("cpu", "memory") if r in allocatable}
     if sized:
         out["allocatable"] = flow(sized)
-    if labels.get(RDMA_LABEL) == "true":
+    rdma = _common([_rdma_devices(n) for n in members])
+    if len(rdma) == 1:
+        [(resource, per_node)] = rdma.items()
+        out["rdma"] = flow({"resource": resource, "perNode": int(per_node)})
+    elif labels.get(RDMA_LABEL) == "true":
         out["rdma"] = True
     own = {k: v for k, v in labels.items() if _pool_label(k, keys) and k != RDMA_LABEL}
     if own:
@@ -220,25 +248,48 @@ def _node_shape(members: list[dict], labels: dict, keys: LabelKeys) -> dict:
     return out
 
 
-def _gpu(members, vendor, resource, facts: NodeFacts, labels: dict, guesses: dict) -> CommentedMap:
+def _gpu(members, vendor, resource, facts: NodeFacts, labels: dict, layouts: Layouts, guesses: dict) -> CommentedMap:
     gpu: dict = {}
     if vendor.name != "nvidia":
         gpu["vendor"] = vendor.name
-    if resource != vendor.resource and vendor.name != "nvidia":
-        gpu["resource"] = resource
+        if resource != vendor.resource:
+            gpu["resource"] = resource
     gpu["product"] = facts.product or "unknown"
     if facts.product is None:
         guesses["gpu"] = f"no {vendor.product_label or 'product'} label: write the GPU product"
     capacities = {str((n.get("status") or {}).get("capacity", {}).get(resource, "")) for n in members}
-    count = facts.count or (
-        int(next(iter(capacities))) if len(capacities) == 1 and next(iter(capacities)).isdigit() else 1
-    )
-    gpu["count"] = count
-    memory = labels.get(vendor.memory_label) if vendor.memory_label else None
-    if memory and memory.isdigit():
-        mib = int(memory)
-        gpu["memory"] = f"{mib // 1024}Gi" if mib % 1024 == 0 else f"{mib}Mi"
+    advertised = int(next(iter(capacities))) if len(capacities) == 1 and next(iter(capacities)).isdigit() else None
+    gpu["count"] = facts.count or advertised or 1
+    split = _split(labels, layouts)
+    if split is not None and advertised:
+        key, value, per_card = split
+        gpu[key] = value
+        if not facts.count and advertised % per_card == 0:
+            gpu["count"] = advertised // per_card
+    elif MIG_CONFIG in labels:
+        guesses["gpu"] = "count from the GPU capacity: MIG devices, not cards; write the cards and gpu.mig"
+    memory = _memory(labels.get(vendor.memory_label) if vendor.memory_label else None)
+    if memory:
+        gpu["memory"] = memory
     return flow(gpu)
+
+
+def _memory(mib: str | None) -> str | None:
+    """GPU memory as its discovery labels it, in MiB, as the policy writes it (Gi where whole)."""
+    if not mib or not mib.isdigit():
+        return None
+    return f"{int(mib) // 1024}Gi" if int(mib) % 1024 == 0 else f"{mib}Mi"
+
+
+def _split(labels: dict, layouts: Layouts) -> tuple[str, dict, int] | None:
+    """("mig" or "sharing", its block, what one card advertises) from the layout the node's labels select."""
+    devices = layouts.mig.get(labels.get(MIG_CONFIG, ""))
+    if devices:
+        return "mig", {"devices": devices}, sum(devices.values())
+    sharing = layouts.sharing.get(labels.get(DEVICE_PLUGIN_CONFIG, ""))
+    if sharing:
+        return "sharing", {"strategy": sharing[0], "replicas": sharing[1]}, sharing[1]
+    return None
 
 
 def _usage(node: dict, keys: LabelKeys) -> str | None:

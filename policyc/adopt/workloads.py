@@ -23,6 +23,7 @@ from policyc.adopt.draft import Draft, block
 from policyc.cluster.reading import ObjectRef
 from policyc.cluster.source import ClusterSource, Kind
 from policyc.gpu import dra
+from policyc.gpu.accelerators import CPU_TIER
 from policyc.ir import LabelKeys
 from policyc.tenancy.policies import policy_name
 
@@ -50,6 +51,9 @@ class ClassRead:
     gpus: int | None = None
     priority_class: str | None = None
     namespace_default: bool = False
+    cpu: str | None = None
+    memory: str | None = None
+    """A pod's cpu and memory requests, for a class on CPU-only nodes (the largest of its pod templates)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +66,8 @@ class Context:
     """(group, kind) -> (the policy's kind name, the function giving an object's pod templates)."""
     accelerators: tuple[str, ...]
     """The resources the nodes advertise their accelerators as: what a pod's GPUs are counted in."""
+    mig_profiles: dict[str, tuple[str, ...]]
+    """Tier -> the MIG profiles its pools' layouts hold (none for whole cards)."""
 
 
 def read_workloads(source: ClusterSource, draft: Draft, tenants: list[CommentedMap], context: Context) -> None:
@@ -94,16 +100,17 @@ def _entry(
     read: ClassRead, tenant: CommentedMap, context: Context, claimed: dict, default_classes: set[str]
 ) -> CommentedMap | None:
     kind, tier = _placement(read, context)
-    if tier is None:
+    on_cpus = tier is None and CPU_TIER in read.tolerated.get(context.keys.tier, ())
+    if tier is None and not on_cpus:
         return None
-    name = read.name or f"{tenant['name']}-{kind}-{tier}"  # a grant names no class
+    name = read.name or f"{tenant['name']}-{kind}-{tier or CPU_TIER}"  # a grant names no class
     first = tenant["namespaces"][0]
     namespace = read.namespace or first
     entry: dict = {"name": name, "type": kind, "tenant": tenant["name"]}
     if namespace != first:
         entry["namespace"] = namespace
     gpus = read.gpus or claimed.get((namespace, f"{name}-{dra.CLAIM}"))
-    entry.update({"gpuTier": tier, "gpus": gpus or 1})
+    entry.update(_sizes(read, tier, gpus, context))
     if read.kind:
         entry["kind"] = read.kind
     priority = read.priority_class or _needed_class(tenant, default_classes)
@@ -112,7 +119,8 @@ def _entry(
     if read.namespace_default:
         entry["namespaceDefault"] = True
     out = block(entry)
-    shown = (("gpus", gpus), ("kind", read.kind), ("priority class", read.priority_class))
+    sized = ("cpu and memory", read.cpu and read.memory) if on_cpus else ("gpus", gpus)
+    shown = (sized, ("kind", read.kind), ("priority class", read.priority_class))
     unseen = [what for what, known in shown if not known]
     if unseen:
         out.yaml_add_eol_comment(
@@ -120,6 +128,18 @@ def _entry(
             "policies",
             "name",
         )
+    return out
+
+
+def _sizes(read: ClassRead, tier: str | None, gpus: int | None, context: Context) -> dict:
+    """A class on CPU-only nodes (tier None) states its pods' cpu and memory (nothing to size them from); one on a
+    GPU tier its GPUs, and the MIG device its tier's cards are cut into where there is one."""
+    if tier is None:
+        return {"cpu": read.cpu or "1", "memory": read.memory or "1Gi"}
+    out: dict = {"gpuTier": tier, "gpus": gpus or 1}
+    profiles = context.mig_profiles.get(tier, ())
+    if len(profiles) == 1:
+        out["migProfile"] = profiles[0]
     return out
 
 
@@ -168,13 +188,19 @@ def _applied(source: ClusterSource, draft: Draft, context: Context) -> list[Clas
 
 def _pod_facts(read: ClassRead, spec: dict, context: Context) -> None:
     """GPUs per pod (the largest of its pod templates), priority class and tolerations of one pod template."""
-    limits = [((c.get("resources") or {}).get("limits") or {}) for c in spec.get("containers") or []]
-    amounts = [str(limit.get(resource, "0")) for limit in limits for resource in context.accelerators]
+    resources = [c.get("resources") or {} for c in spec.get("containers") or []]
+    amounts = [str((r.get("limits") or {}).get(name, "0")) for r in resources for name in context.accelerators]
     gpus = sum(int(amount) for amount in amounts if amount.isdigit())
-    if gpus and gpus > (read.gpus or 0):
-        read.gpus = gpus
+    read.gpus = max(gpus, read.gpus or 0) or None
     read.priority_class = spec.get("priorityClassName") or read.priority_class
-    for toleration in spec.get("tolerations") or []:
+    if len(resources) == 1 and not gpus:
+        requests = resources[0].get("requests") or {}
+        read.cpu, read.memory = str(requests.get("cpu", "")) or read.cpu, str(requests.get("memory", "")) or read.memory
+    _tolerated(read, spec.get("tolerations") or [])
+
+
+def _tolerated(read: ClassRead, tolerations: list[dict]) -> None:
+    for toleration in tolerations:
         key, value = toleration.get("key"), toleration.get("value")
         if key and value is not None and value not in read.tolerated.setdefault(key, []):
             read.tolerated[key].append(value)

@@ -1,9 +1,9 @@
 """The cluster a build describes, as a kubectl dump: what the recorded dumps of
 `$POLICYC_SHARED/testdata/cluster-dumps` hold (their README, "How they were recorded"), made without a server: every
 synced object of the build, and one Node per node of `nodes/plan.json` with the labels and taints its node script
-sets, capacity and allocatable from the pool (cpu and memory 128 and 1Ti where the pool states none, pods 110, the
-GPU resource times the pool's GPUs, times its sharing replicas), and the labels GPU Feature Discovery publishes where
-it runs (product; count on plain NVIDIA pools)."""
+sets; capacity and allocatable from the pool (cpu and memory 128 and 1Ti where the pool states none, pods 110, the
+GPU resource: the pool's GPUs, its MIG devices or its shares of cards; its RDMA devices), and the labels GPU Feature
+Discovery publishes where it runs (product; count, the cards, on pools not cut into MIG devices)."""
 
 from __future__ import annotations
 
@@ -31,20 +31,22 @@ def nodes(build: Compilation) -> list[dict]:
     out = []
     for entry in plan.get("pools", []):
         pool = pools[entry["name"]]
-        gpus = pool.gpus_per_node * (pool.sharing[1] if pool.sharing else 1)
+        shares = pool.sharing[1] if pool.sharing else 1
         capacity = {
             "cpu": str(pool.allocatable.get("cpu", "128")),
             "memory": str(pool.allocatable.get("memory", "1Ti")),
             "pods": "110",
         }
         if entry["gpuResource"]:  # none for a DRA tier's pool: its devices are claimed, not counted as a resource
-            capacity[entry["gpuResource"]] = str(gpus)
+            capacity[entry["gpuResource"]] = str(pool.gpus_per_node)  # MIG devices or shares, where cards are split
+        if pool.rdma_resource:  # the RDMA device plugin's devices
+            capacity[pool.rdma_resource] = str(pool.allocatable[pool.rdma_resource])
         labels = dict(entry["labels"])
         vendor = VENDORS.get(entry.get("gpuVendor") or "")
         if entry["gpuFeatureDiscovery"] and vendor is not None and vendor.product_label:
             labels.setdefault(vendor.product_label, entry["gpuProduct"])
             if vendor.count_label and pool.mig is None:
-                labels.setdefault(vendor.count_label, str(pool.gpus_per_node))
+                labels.setdefault(vendor.count_label, str(pool.gpus_per_node // shares))  # the cards
         for name in entry.get("nodes", ()):  # a pool sized by count has no nodes until its provisioner makes them
             out.append(_node(name, {**labels, "kubernetes.io/hostname": name}, entry["taints"], capacity))
     control = plan.get("controlPlane") or {}
