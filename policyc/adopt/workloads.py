@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ruamel.yaml.comments import CommentedMap
@@ -51,6 +52,8 @@ class ClassRead:
     gpus: int | None = None
     priority_class: str | None = None
     namespace_default: bool = False
+    rdma: int | None = None
+    """RDMA devices a pod asks for (`rdma/...` resources)."""
     cpu: str | None = None
     memory: str | None = None
     """A pod's cpu and memory requests, for a class on CPU-only nodes (the largest of its pod templates)."""
@@ -113,6 +116,8 @@ def _entry(
     entry.update(_sizes(read, tier, gpus, context))
     if read.kind:
         entry["kind"] = read.kind
+    if read.rdma:
+        entry["rdma"] = read.rdma
     priority = read.priority_class or _needed_class(tenant, default_classes)
     if priority:
         entry["priorityClass"] = priority
@@ -189,14 +194,20 @@ def _applied(source: ClusterSource, draft: Draft, context: Context) -> list[Clas
 def _pod_facts(read: ClassRead, spec: dict, context: Context) -> None:
     """GPUs per pod (the largest of its pod templates), priority class and tolerations of one pod template."""
     resources = [c.get("resources") or {} for c in spec.get("containers") or []]
-    amounts = [str((r.get("limits") or {}).get(name, "0")) for r in resources for name in context.accelerators]
-    gpus = sum(int(amount) for amount in amounts if amount.isdigit())
+    gpus = _devices(resources, lambda name: name in context.accelerators)
     read.gpus = max(gpus, read.gpus or 0) or None
+    read.rdma = max(_devices(resources, lambda name: name.startswith("rdma/")), read.rdma or 0) or None
     read.priority_class = spec.get("priorityClassName") or read.priority_class
     if len(resources) == 1 and not gpus:
         requests = resources[0].get("requests") or {}
         read.cpu, read.memory = str(requests.get("cpu", "")) or read.cpu, str(requests.get("memory", "")) or read.memory
     _tolerated(read, spec.get("tolerations") or [])
+
+
+def _devices(resources: list[dict], counted: Callable[[str], bool]) -> int:
+    """The devices a pod's containers' limits ask for, of the resources `counted` names."""
+    amounts = [str(n) for r in resources for name, n in (r.get("limits") or {}).items() if counted(name)]
+    return sum(int(n) for n in amounts if n.isdigit())
 
 
 def _tolerated(read: ClassRead, tolerations: list[dict]) -> None:
