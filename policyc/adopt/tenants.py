@@ -58,7 +58,7 @@ def read_tenants(
             if named is not None and named != LIMIT_RANGE_NAME:
                 guesses["limitRange"] = f"from LimitRange {named}, the namespace's one"
         for other in namespaces[1:]:
-            _same_as_first(by_namespace.get(other, {}), objects, other, draft)
+            _same_as_first(by_namespace.get(other, {}), objects, draft)
         tenants.append(block(tenant, guesses))
     for queue in queues:
         if queue.name not in taken:
@@ -191,7 +191,7 @@ def _limit_range(ranges: list[dict], gpu_resource: str, draft: Draft) -> Comment
     return block(out) if out else None
 
 
-def _same_as_first(objects: dict, first: dict, namespace: str, draft: Draft) -> None:
+def _same_as_first(objects: dict, first: dict, draft: Draft) -> None:
     """A tenant's other namespaces get the same quotas and limit range as its first: theirs are carried over where
     they match it, else listed."""
 

@@ -367,12 +367,13 @@ def _live_source(kubeconfig: str | None, context: str | None):
     """The live cluster's source (`policyc[cluster]`); a one-line usage error where it is not installed."""
     try:
         from policyc.cluster.live import LiveSource  # type: ignore[import-not-found]
-    except ImportError:
+
+        return LiveSource(kubeconfig, context)
+    except ImportError:  # the module, or the client library it reads the API server with
         click.echo(
             "policyc: install policyc[cluster] to read a live cluster, or pass --from DUMP or --manifests DIR", err=True
         )
         sys.exit(EXIT_USAGE)
-    return LiveSource(kubeconfig, context)
 
 
 @main.command()
