@@ -352,7 +352,9 @@ def _render(draft: Draft, spec: CommentedMap, source_name: str) -> str:
         if artifact.synced
         for m in artifact.manifests
     }
-    for ref in sorted(draft.owned - rebuilt):
+    if problems and draft.owned:
+        draft.notes.append(f"policyc's own objects: {len(draft.owned)}, built again once the policy validates")
+    for ref in sorted(draft.owned - rebuilt) if not problems else ():
         draft.unexpressed[ref] = "policyc's own object, which the imported policy does not build again"
     header = [f"Imported by policyc import from {source_name}. Check every value marked 'guessed'."]
     if problems:

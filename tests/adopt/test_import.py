@@ -89,6 +89,19 @@ def test_the_import_of_an_examples_cluster_builds_the_same_objects(example: str,
             assert f"{key[0]}" in text and key[2] in text, f"{key} is listed as not expressed"
 
 
+@pytest.mark.parametrize("example", ["ai-eks", "ai-onprem"])
+def test_an_example_whose_pools_are_sized_says_why_its_import_does_not_build(example: str, tmp_path) -> None:
+    """Their pools are sized (Karpenter; NFD matching hardware): no node of theirs is on the cluster until one is
+    made, and the import reads pools from nodes. None of their objects round-trips; the import says why at the
+    top, as the policy validate refuses it."""
+    built = compile_file(POLICIES / f"{example}.yaml")
+    text = import_policy(DumpSource(write_dump(built, tmp_path / "cluster.json")))
+    header = text[: text.index("apiVersion:")]
+    assert "# policyc validate refuses it as it stands:" in header
+    assert "PC103 at spec: 'spec' is missing the required field 'nodePools'" in header
+    assert not compile_text(text, f"{example}.yaml").ok
+
+
 def test_what_was_guessed_carries_a_comment_and_what_was_not_expressed_is_listed(tmp_path) -> None:
     text = import_policy(ManifestSource(HANDWRITTEN))
     assert "# Not expressed" in text
