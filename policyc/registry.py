@@ -15,6 +15,9 @@ for. A backend package has four such modules, its faces (`policyc.backends.inter
 - ``backend``: its objects (and, for a scheduler, how a workload joins its queue), imported only when a policy
   selects it.
 
+A scheduler backend has a fifth, ``adopt``: its objects on a running cluster read back as policy, for
+`policyc import` only.
+
 The pipeline (`policyc.compiler`) looks the selected backends up here and passes them to the stages that need them;
 no emitter, no tenancy module and no proof looks a backend up by itself.
 """
@@ -62,6 +65,11 @@ def scheduler(name: str) -> ModuleType:
 def scheduler_rules(name: str) -> ModuleType:
     """The scheduler backend's `rules` face (`policyc.backends.interface.RulesFace`)."""
     return face("scheduler", name, "rules")
+
+
+def scheduler_adopt(name: str) -> ModuleType:
+    """The scheduler backend's `adopt` face (`policyc.backends.interface.AdoptFace`)."""
+    return face("scheduler", name, "adopt")
 
 
 def settings(name: str) -> ModuleType:

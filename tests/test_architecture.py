@@ -30,7 +30,7 @@ UPWARD = {
 }
 """The imports that go up the floors, each with why it must: at most two."""
 
-REGISTRY_USERS = {"ground", "language", "resolve", "checks", "pipeline", "commands"}
+REGISTRY_USERS = {"ground", "language", "resolve", "checks", "pipeline", "adopt", "commands"}
 """The floors whose modules may look a backend up in the registry. The emitters, the proof, tenancy and the scheduler
 backends are given the selected backend by the pipeline."""
 
@@ -39,7 +39,7 @@ SAME_TOPIC = {
     "monitoring": "GPU alerts emitted (backends) and linted (checks)",
     "node_agents": "DaemonSets' tolerations emitted (backends) and proven (proof)",
     "slurm": "Slurm's formats (gpu), its files emitted (backends) and checked (checks)",
-    "workloads": "resolved (resolve), their templates emitted (backends) and checked (checks)",
+    "workloads": "resolved (resolve), their templates emitted (backends) and checked (checks), read back (adopt)",
     "nodes": "nodes and pools resolved (resolve), their labels and taints written (backends), a cluster's nodes "
     "audited against them (audit)",
     "pods": "what a workload's pods carry (ir), and a cluster's running pods audited against it (audit)",
@@ -48,6 +48,8 @@ SAME_TOPIC = {
     "settings": "a face of each backend (scheduler or node provisioner)",
     "rules": "a face of each backend (scheduler or node provisioner)",
     "backend": "a face of each backend (scheduler or node provisioner)",
+    "adopt": "a face of each scheduler backend (its objects read back from a cluster) and the import that reads them",
+    "tenants": "resolved (resolve) and read back from a cluster's namespaces (adopt)",
 }
 """Module names used in more than one folder, and the one topic they share."""
 

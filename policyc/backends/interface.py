@@ -15,6 +15,8 @@ from typing import Protocol, runtime_checkable
 from policyc.artifacts import Artifact
 from policyc.backends.binding import Binding
 from policyc.backends.workloads import Kind
+from policyc.cluster.reading import QueuesRead
+from policyc.cluster.source import ClusterSource
 from policyc.codes import Rule
 from policyc.diagnostics import Diagnostic
 from policyc.ir import ChosenLabel, Cluster, Pool, Workload
@@ -119,6 +121,18 @@ class SchedulerBackend(Protocol):
     def tolerations_added(self, cluster: Cluster, workload: Workload) -> tuple[tuple[dict, ...], ...]:
         """The tolerations the scheduler itself may add to a workload's pods, one set per way it can admit them: its
         tenant's admission policy must let each through (the tenancy proof holds it to)."""
+        ...
+
+
+@runtime_checkable
+class AdoptFace(Protocol):
+    """A scheduler backend's `adopt`: its objects on a running cluster read back as the policy language writes them,
+    for `policyc import`; imported only by that command."""
+
+    def read_queues(self, source: ClusterSource, domain: str, gpu_resource: str) -> QueuesRead | None:
+        """Its settings and a queue per tenant from the cluster's objects (`domain`: the policy's label domain, whose
+        `<domain>/tenant` label names a queue's tenant; `gpu_resource`: the resource the policy calls `gpu`); None
+        when the cluster holds none of its queues."""
         ...
 
 

@@ -395,6 +395,76 @@ def init(path: str, force: bool) -> None:
     click.echo(f"wrote {target} and {schema_path}; next: policyc build {target} -o manifests", err=True)
 
 
+@main.command("import")
+@click.option(
+    "--from",
+    "dump",
+    type=click.Path(dir_okay=False),
+    metavar="DUMP",
+    help="A `kubectl get ... -A -o json` dump to read instead of a live cluster.",
+)
+@click.option(
+    "--manifests",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="A directory of the YAML manifests you keep today, read as the cluster.",
+)
+@click.option("--kubeconfig", type=click.Path(dir_okay=False), help="The kubeconfig of the live cluster.")
+@click.option("--context", help="The kubeconfig context of the live cluster.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the policy here instead of stdout.")
+@click.option("--force", is_flag=True, help="Overwrite the output file.")
+def import_command(
+    dump: str | None, manifests: str | None, kubeconfig: str | None, context: str | None, output: str | None,
+    force: bool,
+) -> None:  # fmt: skip
+    """Write a starting policy from a running cluster or your manifests: guesses marked, what it cannot say listed."""
+    from policyc.adopt.importer import import_policy
+    from policyc.adopt.manifests import ManifestSource
+    from policyc.cluster.source import DumpSource, SourceError
+
+    if dump and manifests:
+        raise click.UsageError("pass --from DUMP or --manifests DIR, not both")
+    if output and Path(output).exists() and not force:
+        raise click.UsageError(f"{output} exists; use --force to overwrite it")
+    try:
+        if dump:
+            source = DumpSource(dump)
+        elif manifests:
+            source = ManifestSource(manifests)
+            if source.errors:
+                for error in source.errors:
+                    click.echo(f"policyc: {error}", err=True)
+                sys.exit(EXIT_USAGE)
+        else:
+            source = _live_source(kubeconfig, context)
+        text = import_policy(source)
+    except SourceError as e:
+        click.echo(f"policyc: {e}", err=True)
+        sys.exit(EXIT_USAGE)
+    if output:
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as e:
+            click.echo(f"policyc: cannot write {output}: {e.strerror or e}", err=True)
+            sys.exit(EXIT_USAGE)
+        click.echo(f"wrote {output}; next: policyc validate {output}", err=True)
+    else:
+        click.echo(text, nl=False)
+
+
+def _live_source(kubeconfig: str | None, context: str | None):
+    """The live cluster's source (`policyc[cluster]`); a one-line usage error where it is not installed."""
+    try:
+        from policyc.cluster.live import LiveSource  # type: ignore[import-not-found]
+
+        return LiveSource(kubeconfig, context)
+    except ImportError:  # the module, or the client library it reads the API server with
+        click.echo(
+            "policyc: install policyc[cluster] to read a live cluster, or pass --from DUMP or --manifests DIR", err=True
+        )
+        sys.exit(EXIT_USAGE)
+
+
 @main.command()
 @click.argument("policy", type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["markdown", "html"]), default="markdown", show_default=True)

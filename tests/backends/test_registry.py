@@ -18,6 +18,7 @@ import pytest
 
 from policyc import registry
 from policyc.backends.interface import (
+    AdoptFace,
     CodesFace,
     Provisioner,
     ProvisionerSettingsFace,
@@ -98,6 +99,25 @@ def test_each_backend_provides_each_face_whole(name: str, face: str) -> None:
     """Every member the face's protocol declares: data of its declared type, functions with its parameters and
     annotations (as the Kubernetes scheduler framework asserts that a plugin implements an extension point)."""
     _face_whole(registry.face("scheduler", name, face), FACES[face])
+
+
+@pytest.mark.parametrize("name", list(SCHEDULERS))
+def test_each_backend_reads_its_queues_back_for_import(name: str) -> None:
+    """The fifth face of a scheduler backend, `adopt` (policyc import only), whole; a cluster without its queues
+    gives None."""
+    face = registry.scheduler_adopt(name)
+    _face_whole(face, AdoptFace)
+
+    class Empty:
+        name = "empty"
+
+        def objects(self, kind, api_version=None):
+            return iter(())
+
+        def judged(self, kind):
+            return True
+
+    assert face.read_queues(Empty(), "example.com", "nvidia.com/gpu") is None
 
 
 @pytest.mark.parametrize("name", [*PROVISIONERS, TEST_PROVISIONER])

@@ -1,0 +1,67 @@
+"""A directory of hand-written manifests as a cluster source: every YAML (or JSON) document of its files, a `List`'s
+items included, read as the cluster's objects."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from policyc.cluster.source import Kind, SourceError
+
+SUFFIXES = (".yaml", ".yml", ".json")
+
+
+class ManifestSource:
+    """The objects of the manifests under a directory (its sub-directories included, files in name order).
+
+    A document that is not a Kubernetes object (no `kind`, or no `metadata.name`) is skipped and recorded in
+    `skipped`; a file that cannot be read or parsed is one line of `errors`."""
+
+    def __init__(self, directory: str | Path):
+        root = Path(directory)
+        if not root.is_dir():
+            raise SourceError(f"{directory} is not a directory; pass the directory that holds your manifests")
+        self.name = str(directory)
+        self.errors: list[str] = []
+        self.skipped: list[str] = []
+        self._by_kind: dict[Kind, list[dict]] = {}
+        files = sorted(p for p in root.rglob("*") if p.suffix in SUFFIXES and p.is_file())
+        if not files:
+            raise SourceError(f"{directory} holds no .yaml, .yml or .json file")
+        for path in files:
+            self._read(path, path.relative_to(root).as_posix())
+
+    def _read(self, path: Path, shown: str) -> None:
+        try:
+            documents = list(YAML(typ="safe").load_all(path.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError) as e:
+            self.errors.append(f"{shown}: cannot be read ({getattr(e, 'strerror', None) or e})")
+            return
+        except YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            where = f" at line {mark.line + 1}" if mark is not None else ""
+            problem = getattr(e, "problem", None) or "not YAML"
+            self.errors.append(f"{shown}: not valid YAML{where}: {problem}")
+            return
+        for index, document in enumerate(documents):
+            items = document.get("items") if isinstance(document, dict) and document.get("kind") == "List" else None
+            for obj in items if isinstance(items, list) else [document]:
+                if document is None:
+                    continue
+                if not isinstance(obj, dict) or "kind" not in obj or not (obj.get("metadata") or {}).get("name"):
+                    self.skipped.append(f"{shown}: document {index + 1} is not a Kubernetes object (no kind or name)")
+                    continue
+                self._by_kind.setdefault(Kind.of(obj), []).append(obj)
+
+    def objects(self, kind: Kind, api_version: str | None = None) -> Iterator[dict]:
+        return iter(self._by_kind.get(kind, ()))
+
+    def judged(self, kind: Kind) -> bool:
+        return False
+
+    def kinds(self) -> list[Kind]:
+        """The kinds the manifests hold objects of, sorted."""
+        return sorted(self._by_kind)

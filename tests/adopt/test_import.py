@@ -1,0 +1,225 @@
+"""`policyc import`: node names back to ranges, the round trip of every shipped example (build -> the cluster it
+describes -> import -> build), the recorded clean dumps and a directory of hand-written manifests."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from policyc.adopt.importer import import_policy
+from policyc.adopt.manifests import ManifestSource
+from policyc.adopt.ranges import compress
+from policyc.cluster.source import NAMESPACE, DumpSource
+from policyc.compiler import compile_file, compile_text
+from policyc.language.noderanges import expand
+from tests.adopt.clusters import synced_objects, write_dump
+from tests.conftest import POLICIES, REPO, shared_dir
+
+HANDWRITTEN = REPO / "tests" / "data" / "adopt" / "handwritten"
+
+# --- ranges -------------------------------------------------------------------------------------------------
+
+
+def test_ranges_are_recovered_from_names() -> None:
+    assert compress(["a100-03", "a100-01", "a100-02", "a100-05"]) == ["a100-[01-03]", "a100-05"]
+    assert compress(["t4-01", "t4-02", "t4-spare-1"]) == ["t4-[01-02]", "t4-spare-1"]
+    assert compress(["h20-1", "h20-2", "h20-9", "h20-10"]) == ["h20-[1-2]", "h20-[9-10]"]
+    assert compress(["g-08", "g-09", "g-10"]) == ["g-[08-10]"]  # '10' is as wide as the padded '08'
+    assert compress(["cp"]) == ["cp"]
+
+
+_label = st.from_regex(r"[a-z]([a-z-]{0,6}[a-z])?", fullmatch=True)
+_number = st.integers(0, 120).flatmap(lambda n: st.sampled_from([str(n), str(n).zfill(2), str(n).zfill(3)]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_label, _number, st.sampled_from(["", "-a", ".b"])), max_size=25))
+def test_expanding_the_recovered_ranges_gives_back_exactly_the_names(parts: list[tuple[str, str, str]]) -> None:
+    names = sorted({f"{prefix}-{digits}{suffix}" for prefix, digits, suffix in parts})
+    expanded = [name for pattern in compress(names) for name in expand(pattern)]
+    assert sorted(expanded) == names, "each name once, none other"
+
+
+# --- round trip ---------------------------------------------------------------------------------------------
+
+VAP = "ValidatingAdmissionPolicy"
+MAP = "MutatingAdmissionPolicy"
+ALERTS = "spec.monitoring: alert rules are not read back (the import lists the PrometheusRule as not expressed)"
+NOT_ROUND_TRIPPING = {
+    "minimal": {},
+    "ai-prod": {("PrometheusRule", "monitoring", "ai-prod-gpu-alerts"): ALERTS},
+    "ai-prod-kueue": {
+        ("ConfigMap", "kueue-system", "kueue-manager-config"): "Kueue's integrations follow the kinds of the "
+        "workload templates, which are never applied to a cluster (the classes come back with the default kind)",
+    },
+    "ai-prod-kai": {},
+    "ai-prod-yunikorn": {("PrometheusRule", "monitoring", "ai-prod-gpu-alerts"): ALERTS},
+    "ai-hier": {},
+    "ai-dra": {},
+    "ai-hetero": {
+        (MAP, None, "policyc-inject-llm"): "llama-70b's template asks for RDMA devices and one pod per node, which "
+        "the admission policies show only in part (its class comes back without them)",
+    },
+}  # fmt: skip
+"""Per example: the synced objects (kind, namespace, name) whose import builds differently or not at all, and why.
+Every other synced object of the build comes back equal. Not here: ai-eks and ai-onprem, whose pools are sized
+(Karpenter, NFD-matched): their nodes are not on the cluster until made, and the import reads pools from nodes."""
+
+
+@pytest.mark.parametrize("example", sorted(NOT_ROUND_TRIPPING))
+def test_the_import_of_an_examples_cluster_builds_the_same_objects(example: str, tmp_path) -> None:
+    built = compile_file(POLICIES / f"{example}.yaml")
+    text = import_policy(DumpSource(write_dump(built, tmp_path / "cluster.json")))
+    again = compile_text(text, f"{example}.yaml")
+    assert again.ok, [(d.code, d.message) for d in again.report.errors]
+    before = {key[1:]: obj for key, obj in synced_objects(built).items()}
+    after = {key[1:]: obj for key, obj in synced_objects(again).items()}
+    assert not set(after) - set(before), "the import builds no object the cluster does not have"
+    differs = {key for key, obj in before.items() if after.get(key) != obj}
+    assert differs == set(NOT_ROUND_TRIPPING[example])
+    assert len(before) - len(differs) > len(differs), "most of the build comes back"
+    for key in NOT_ROUND_TRIPPING[example]:
+        if key not in after:
+            assert f"{key[0]}" in text and key[2] in text, f"{key} is listed as not expressed"
+
+
+@pytest.mark.parametrize("example", ["ai-eks", "ai-onprem"])
+def test_an_example_whose_pools_are_sized_says_why_its_import_does_not_build(example: str, tmp_path) -> None:
+    """Their pools are sized (Karpenter; NFD matching hardware): no node of theirs is on the cluster until one is
+    made, and the import reads pools from nodes. None of their objects round-trips; the import says why at the
+    top, as the policy validate refuses it."""
+    built = compile_file(POLICIES / f"{example}.yaml")
+    text = import_policy(DumpSource(write_dump(built, tmp_path / "cluster.json")))
+    header = text[: text.index("apiVersion:")]
+    assert "# policyc validate refuses it as it stands:" in header
+    assert "PC103 at spec: 'spec' is missing the required field 'nodePools'" in header
+    assert not compile_text(text, f"{example}.yaml").ok
+
+
+def test_what_was_guessed_carries_a_comment_and_what_was_not_expressed_is_listed(tmp_path) -> None:
+    text = import_policy(ManifestSource(HANDWRITTEN))
+    assert "# Not expressed" in text
+    assert "Ingress.networking.k8s.io sandbox/grafana: no field of the policy writes it" in text
+    assert "Namespace sandbox: no quota, limit range or queue" in text
+    pool = next(line for line in text.splitlines() if "- name: dgx" in line)
+    assert "# guessed: from the node names" in pool
+    assert "domain: gpu.example.com  # guessed:" in text
+
+
+# --- recorded dumps and hand-written manifests --------------------------------------------------------------
+
+
+def _clean_dumps() -> list:
+    root = shared_dir() / "testdata" / "cluster-dumps"
+    return sorted(root.glob("*/clean.json"))
+
+
+@pytest.mark.parametrize("dump", _clean_dumps(), ids=lambda p: p.parent.name)
+def test_a_recorded_clean_dump_imports_to_a_policy_that_builds(dump) -> None:
+    text = import_policy(DumpSource(dump))
+    result = compile_text(text, "imported.yaml")
+    assert result.ok, [(d.code, d.message) for d in result.report.errors]
+    assert f"name: {dump.parent.name.removesuffix('-kueue').removesuffix('-kai')}" in text
+
+
+def test_classes_come_back_from_the_copies_of_their_templates_and_guarantees_fit_the_nodes_present() -> None:
+    """The recorded ai-prod cluster ran copies of the templates (policies/ai-prod.yaml at the recording's commit:
+    llm-pretraining, a VolcanoJob of 8 GPUs per pod at production-training) and holds 5 nodes of each serving pool
+    (l4-serve 5 x 4 GPUs + t4-serve 5 x 2 = 30), fewer than team-b's queue guarantees (48)."""
+    dump = shared_dir() / "testdata" / "cluster-dumps" / "ai-prod" / "clean.json"
+    text = import_policy(DumpSource(dump))
+    result = compile_text(text, "imported.yaml")
+    assert result.ok
+    [pretraining] = [w for w in result.cluster.workloads if w.name == "llm-pretraining"]
+    assert (pretraining.kind, pretraining.gpus, pretraining.priority_class) == ("VolcanoJob", 8, "production-training")
+    [team_b] = [t for t in result.cluster.tenants if t.name == "team-b"]
+    assert str(team_b.queue.guarantee["nvidia.com/gpu"]) == "30"
+    assert "# guessed: lowered from 48: the nodes of the pools its workloads reach hold 30" in text
+
+
+def test_hand_written_manifests_import_to_a_policy_that_builds() -> None:
+    text = import_policy(ManifestSource(HANDWRITTEN))
+    result = compile_text(text, "imported.yaml")
+    assert result.ok, [(d.code, d.message) for d in result.report.errors]
+    cluster = result.cluster
+    assert [(p.name, p.usage, p.nodes) for p in cluster.pools] == [
+        ("dgx", "training", ("dgx-01", "dgx-02", "dgx-03")),
+        ("l4-serve", "inference", ("l4-serve-1", "l4-serve-2")),
+    ]
+    assert [t.name for t in cluster.tenants] == ["nlp", "vision"]
+    assert str(cluster.tenants[0].queue.capability["nvidia.com/gpu"]) == "32"
+
+
+# --- the command --------------------------------------------------------------------------------------------
+
+
+def _run(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        [sys.executable, "-m", "policyc", "import", *args], capture_output=True, text=True, env=env, cwd=cwd
+    )
+
+
+def test_the_command_writes_a_file_and_never_overwrites_one_unasked(tmp_path) -> None:
+    target = tmp_path / "policy.yaml"
+    assert _run("--manifests", str(HANDWRITTEN), "-o", str(target)).returncode == 0
+    assert compile_file(target).ok
+    again = _run("--manifests", str(HANDWRITTEN), "-o", str(target))
+    assert again.returncode == 2 and "use --force" in again.stderr
+    assert _run("--manifests", str(HANDWRITTEN), "-o", str(target), "--force").returncode == 0
+
+
+def test_an_output_that_cannot_be_written_is_one_line_and_exit_2(tmp_path) -> None:
+    result = _run("--manifests", str(HANDWRITTEN), "-o", str(tmp_path / "missing" / "policy.yaml"))
+    assert result.returncode == 2
+    assert result.stderr.startswith("policyc: cannot write") and len(result.stderr.splitlines()) == 1
+
+
+def test_an_unreadable_manifest_is_one_line_and_exit_2(tmp_path) -> None:
+    (tmp_path / "good.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n", encoding="utf-8")
+    (tmp_path / "bad.yaml").write_text("kind: [unclosed\n", encoding="utf-8")
+    result = _run("--manifests", str(tmp_path))
+    assert result.returncode == 2
+    assert result.stderr.startswith("policyc: bad.yaml: not valid YAML at line")
+    assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_without_a_dump_the_live_cluster_needs_the_cluster_extra(tmp_path) -> None:
+    result = _run()
+    if result.returncode == 0:
+        pytest.fail("no live cluster here: the import cannot have succeeded")
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_a_dump_that_is_not_a_list_is_one_line_and_exit_2(tmp_path) -> None:
+    (tmp_path / "d.json").write_text(json.dumps({"kind": "Pod"}), encoding="utf-8")
+    result = _run("--from", str(tmp_path / "d.json"))
+    assert result.returncode == 2 and "not a kubectl List" in result.stderr
+
+
+def test_the_policy_is_the_same_whatever_the_hash_seed(tmp_path) -> None:
+    outputs = set()
+    for seed in ("0", "1", "12345"):
+        env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONHASHSEED": seed}
+        command = [sys.executable, "-m", "policyc", "import", "--manifests", str(HANDWRITTEN)]
+        outputs.add(subprocess.run(command, capture_output=True, text=True, env=env, check=True).stdout)
+    assert len(outputs) == 1
+
+
+def test_a_list_document_and_a_document_that_is_no_object_are_read_and_listed(tmp_path) -> None:
+    (tmp_path / "all.yaml").write_text(
+        "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Namespace, metadata: {name: a}}\n"
+        "---\njust: a note\n",
+        encoding="utf-8",
+    )
+    source = ManifestSource(tmp_path)
+    assert [n["metadata"]["name"] for n in source.objects(NAMESPACE)] == ["a"]
+    text = import_policy(source)
+    assert "all.yaml: document 2 is not a Kubernetes object (no kind or name)" in text
+    assert "Namespace a: no quota, limit range or queue" in text
