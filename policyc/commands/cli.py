@@ -83,8 +83,12 @@ _quiet_option = click.option(
 )
 
 
+_POLICY_PATH = click.Path()
+"""A policy: its file, or a policy directory (a platform file and the teams' files, docs/teams.md)."""
+
+
 @main.command()
-@click.argument("policy", type=click.Path(dir_okay=False))
+@click.argument("policy", type=_POLICY_PATH)
 @click.option("-o", "--output", "output", required=True, type=click.Path(file_okay=False),
               help="Directory to write (replaced as a whole; created if missing), or - to print what Argo CD "
               "applies (the objects kustomization.yaml lists, in its order) as one YAML stream.")  # fmt: skip
@@ -170,7 +174,7 @@ def _is_policy(path: str) -> bool:
 
 
 @main.command()
-@click.argument("policies", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("policies", nargs=-1, required=True, type=_POLICY_PATH)
 @click.option("--only-policies", is_flag=True,
               help="Skip, silently, files that are not policyc policies (YAML mappings with apiVersion "
               "policyc.io/<version> and kind ClusterPolicy), for hooks that see every YAML file. A file that "
@@ -203,7 +207,7 @@ def find_policies(directory: str) -> None:
 
 
 @main.command()
-@click.argument("policy", type=click.Path(dir_okay=False))
+@click.argument("policy", type=_POLICY_PATH)
 @click.option("--workload", help="Only this workload class.")
 @click.option("--pool", help="Only this node pool ('(control plane)' for the control plane).")
 @click.option("--object", "selector", metavar="SELECTOR",
@@ -281,7 +285,7 @@ def _explain_manifest(compilation: Compilation, manifest: str, fmt: str) -> None
 
 
 @main.command()
-@click.argument("policy", type=click.Path(dir_okay=False))
+@click.argument("policy", type=_POLICY_PATH)
 @click.option("--from", "dump", type=click.Path(dir_okay=False), metavar="FILE",
               help="Read the cluster from a `kubectl get <kinds> -A -o json` dump (see --dump-command) instead of a "
               "live API server.")  # fmt: skip
@@ -396,7 +400,7 @@ def init(path: str, force: bool) -> None:
 
 
 @main.command()
-@click.argument("policy", type=click.Path(dir_okay=False))
+@click.argument("policy", type=_POLICY_PATH)
 @click.option("--format", "fmt", type=click.Choice(["markdown", "html"]), default="markdown", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file instead of stdout.")
 def report(policy: str, fmt: str, output: str | None) -> None:

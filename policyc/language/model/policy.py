@@ -1303,6 +1303,28 @@ class Provisioning(Model):
     )
 
 
+class TeamGrant(Model):
+    """What a team may ask for in its own file of a policy directory (a document of kind Tenant)."""
+
+    priority_classes: list[str] | None = Field(
+        None,
+        description=(
+            "Priority classes a team's tenants may list and its workloads use; a team's tenant must then list its "
+            "own. Omit to let teams use every class."
+        ),
+    )
+    gpu_tiers: list[str] | None = Field(
+        None, description="GPU tiers a team's workloads may run on. Omit to let teams use every tier."
+    )
+    max_quota: ResourceMap = Field(
+        default_factory=dict,
+        description=(
+            "The most a team may take, all its tenants together, of each resource named: the sum of their "
+            "quota.requests, each of which must then state it."
+        ),
+    )
+
+
 class Spec(Model):
     kubernetes_version: KubernetesVersion = Field(
         description='Kubernetes minor version (e.g. "1.33") whose API schemas verify the output.'
@@ -1345,6 +1367,13 @@ class Spec(Model):
         description=(
             "GPU alerts for the DCGM exporter's metrics: one PrometheusRule (monitoring/gpu-alerts.yaml), a group per "
             "pool of NVIDIA GPUs with the thresholds of its card, and your own rules, linted."
+        ),
+    )
+    teams: TeamGrant | None = Field(
+        None,
+        description=(
+            "In a policy directory, what the teams' own files (kind Tenant: their tenants and workloads) may ask "
+            "for; each file beyond it is an error in that file. Omit to grant teams what the policy has."
         ),
     )
     tenants: list[Tenant] = Field(default_factory=list, description="Teams sharing the cluster.")
