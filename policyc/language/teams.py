@@ -162,17 +162,18 @@ class _Merge:
         kept = set()
         for i, tenant in enumerate(tenants):
             path = ("spec", "tenants", i)
-            if self._claim(team, path, tenant) and self._within_grant(team, path, tenant):
+            self._within_grant(team, path, tenant)
+            if self._claim(team, path, tenant):
                 self._append(team, "tenants", i, tenant)
                 kept.add(tenant.get("name") if isinstance(tenant, dict) else None)
         self._quota(team, tenants)
         workloads = spec.get("workloads") if isinstance(spec.get("workloads"), list) else []
         for i, workload in enumerate(workloads):
             path = ("spec", "workloads", i)
+            self._within_grant(team, path, workload)
             if not self._own_tenant(team, path, workload, own) or not self._claim(team, path, workload):
                 continue
-            tenant = workload.get("tenant") if isinstance(workload, dict) else None
-            if tenant in kept and self._within_grant(team, path, workload):
+            if (workload.get("tenant") if isinstance(workload, dict) else None) in kept:
                 self._append(team, "workloads", i, workload)
 
     def _error(self, team: _Part, name: str, message: str, path: Path, hint: str, *, at_key: bool = False) -> None:
@@ -254,9 +255,9 @@ class _Merge:
                     "declare; a team's workloads run as its own tenants", (*path, "tenant"), hint)  # fmt: skip
         return False
 
-    def _within_grant(self, team: _Part, path: Path, item: dict) -> bool:
-        """Whether the tenant or workload `item` asks only for what `spec.teams` grants (errors for the rest)."""
-        ok = True
+    def _within_grant(self, team: _Part, path: Path, item: Any) -> None:
+        """Report what the tenant or workload `item` asks for beyond what `spec.teams` grants (it is kept in the
+        policy: the rest of the pipeline has nothing to say of it)."""
         for field_path, wanted, grant_name in self.grant.asked(path, item):
             granted = self.grant.lists[grant_name]
             if wanted is None:
@@ -264,14 +265,11 @@ class _Merge:
                             f"tenant '{item.get('name')}' states no priorityClasses, so it may use every class; "
                             f"teams may use {listing(granted)} ({self.grant.where(grant_name)})",
                             path, f"add priorityClasses: [{', '.join(granted)}] to the tenant")  # fmt: skip
-                ok = False
             elif wanted not in granted:
                 self._error(team, "team-beyond-grant",
                             f"'{wanted}' is not granted to teams: spec.teams.{grant_name} "
                             f"({self.grant.where(grant_name)}) lists {listing(granted)}", field_path,
                             f"use one of {listing(granted)}, or ask the platform team to grant '{wanted}'")  # fmt: skip
-                ok = False
-        return ok
 
     def _quota(self, team: _Part, tenants: list) -> None:
         """Report a resource the team's tenants together take more of than `spec.teams.maxQuota` grants."""

@@ -77,8 +77,10 @@ def _escape_property(text: str) -> str:
 def to_github(reports: Sequence[Report]) -> str:
     """GitHub Actions workflow commands, most severe first; then the full list as text, since Actions shows
     only 10 annotations of each kind per step."""
-    entries = sorted(((r, d) for r in reports for d in r.sorted()),
-                     key=lambda e: (_RANK[e[1].severity], e[0].file_of(e[1]), e[1].line or 0, e[1].column or 0))  # fmt: skip
+    entries = sorted(
+        ((r, d) for r in reports for d in r.sorted()),
+        key=lambda e: (_RANK[e[1].severity], e[0].file_of(e[1]), e[1].line or 0, e[1].column or 0),
+    )
     lines = []
     for report, d in entries:
         props = (f"file={_escape_property(_uri(report.file_of(d)))},line={d.line or 1},col={d.column or 1},"
