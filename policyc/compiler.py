@@ -86,6 +86,14 @@ def compile_file(
     return _paused_gc(lambda: _compile(lambda: load_file(path, name), name, on_stage))
 
 
+def compile_team(team: str, platform: str, on_stage: StageHook | None = None) -> Compilation:
+    """Compile the team file `team` with the platform document of the policy directory `platform`, without the other
+    teams' files (`policyc validate TEAM --platform DIR`)."""
+    from policyc.language.teams import load_team
+
+    return _paused_gc(lambda: _compile(lambda: load_team(team, platform, platform), team, on_stage))
+
+
 def compile_text(text: str, name: str = TEXT_NAME, on_stage: StageHook | None = None) -> Compilation:
     """Compile policy text; `name` is how diagnostics (and generated file headers) name it."""
     from policyc.language.load import load_bytes

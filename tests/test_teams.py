@@ -269,3 +269,60 @@ def test_a_file_may_hold_several_documents(policy_dir: Path) -> None:
     compilation = compile_file(policy_dir, "pol")
     assert compilation.ok, render_text(compilation.report)
     assert "templates/train-b.yaml" in compilation.files
+
+
+def cli(*args: str) -> tuple[int, str]:
+    """Exit code and standard error of `policyc ARGS` (diagnostics go to standard error)."""
+    from click.testing import CliRunner
+
+    from policyc.commands.cli import main
+
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stderr
+
+
+def test_a_team_file_checked_alone_against_the_platform(policy_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """A team's CI has its own file and the platform's: another team's broken file is not read, a clash with it not
+    checked (a note says so)."""
+    monkeypatch.chdir(tmp_path)
+    write(policy_dir, {"teams/b.yaml": fixed(TEAM_B, "[ml-b]", "[ml-a]"), "teams/c.yaml": "kind: [unclosed\n"})
+    code, err = cli("validate", "pol/teams/b.yaml", "--platform", "pol")
+    assert code == 0, err
+    assert "a tenant, namespace or workload name another team's file also claims is not checked" in err
+    write(policy_dir, {"teams/b.yaml": fixed(TEAM_B, "requests: {gpu: 8}", "requests: {gpu: 24}")})
+    code, err = cli("validate", "pol/teams/b.yaml", "--platform", "pol")
+    assert code == 1
+    assert err.startswith(
+        "pol/teams/b.yaml:10:25: error meaning/team-beyond-grant: the team's tenants ask for 24 of 'gpu', more than "
+        "spec.teams.maxQuota grants a team (16, pol/platform.yaml:22)"
+    )
+    code, err = cli("validate", "pol")  # the whole directory reads every file
+    assert code == 1 and "pol/teams/c.yaml:1:7: error PC002" in err, err
+
+
+def test_the_hook_validates_the_directory_of_a_changed_file(policy_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """pre-commit passes the changed files: a team's file, or the platform's, stands for its whole directory (a
+    clash between two teams shows whichever of them changed); a lone policy file is validated alone."""
+    monkeypatch.chdir(tmp_path)
+    write(policy_dir, {"teams/b.yaml": fixed(TEAM_B, "[ml-b]", "[ml-a]")})
+    write(tmp_path, {"other/alone.yaml": (POLICIES / "minimal.yaml").read_text(), "values.yaml": "replicas: 2\n"})
+    for changed in ("pol/teams/a.yaml", "pol/platform.yaml"):
+        code, err = cli("validate", "--only-policies", changed, "other/alone.yaml", "values.yaml")
+        assert code == 1
+        assert err.splitlines() == [
+            "pol/teams/b.yaml:7:20: error reference/team-claim-clash: namespace 'ml-a' is already claimed in "
+            "pol/teams/a.yaml:7; choose another namespace for tenant 'team-b'",
+            "pol: 1 error",
+        ]
+
+
+def test_init_writes_a_team_file_that_builds_with_the_starter(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert cli("init", "pol/platform.yaml")[0] == 0
+    assert cli("init", "--team", "vision", "pol/teams/vision.yaml")[0] == 0
+    text = (tmp_path / "pol" / "teams" / "vision.yaml").read_text()
+    assert "kind: Tenant" in text and "tenant: vision" in text
+    compilation = compile_file(tmp_path / "pol", "pol")
+    assert compilation.ok, render_text(compilation.report)
+    assert "templates/vision-training.yaml" in compilation.files
+    assert cli("init", "--team", "vision", "pol/teams/vision.yaml")[0] == 2  # exists: --force to overwrite

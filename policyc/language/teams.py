@@ -63,9 +63,32 @@ class _Part:
 
 def load_directory(directory: str | os.PathLike[str], name: str) -> Document:
     """The policy of `directory` (named `name` in diagnostics), merged; raises `PolicyError` when there is none."""
-    parts, diagnostics, unread = _read_all(directory, name)
-    platforms = [p for p in parts if isinstance(p.data, dict) and p.data.get("kind") == PLATFORM_KIND]
-    teams = [p for p in parts if p not in platforms]
+    parts, diagnostics, unread = _read_all(directory, policy_files(directory), name)
+    platforms = [p for p in parts if _is_platform(p)]
+    return _merged(platforms, [p for p in parts if p not in platforms], diagnostics, unread, name)
+
+
+def load_team(team: str, directory: str | os.PathLike[str], name: str) -> Document:
+    """The policy of the team file `team` and the platform document of `directory` (named `name`), without the other
+    teams' files: a team's CI checks its file alone. What the other files say is not read, nor their errors shown."""
+    parts, diagnostics, unread = _read_all(directory, policy_files(directory), name)
+    platforms = [p for p in parts if _is_platform(p)]
+    if platforms or not unread:  # else a file that could not be read may be the platform's: its errors stand
+        diagnostics = [d for d in diagnostics if d.file in {p.file for p in platforms}]
+        unread = False
+    teams, team_diagnostics, team_unread = _read_all(os.path.dirname(team) or ".", [os.path.basename(team)], "")
+    teams = [replace(p, file=team) for p in teams]
+    team_diagnostics = [replace(d, file=team) for d in team_diagnostics]
+    return _merged(platforms, teams, diagnostics + team_diagnostics, unread or team_unread, name)
+
+
+def _is_platform(part: _Part) -> bool:
+    return isinstance(part.data, dict) and part.data.get("kind") == PLATFORM_KIND
+
+
+def _merged(platforms: list[_Part], teams: list[_Part], diagnostics: list[Diagnostic], unread: bool, name: str):
+    """The platform's policy with the teams' tenants and workloads (a `Document`); raises `PolicyError` without one
+    platform document."""
     if len(platforms) != 1:
         if platforms or not unread:  # with none, a file that could not be read may be the platform's
             diagnostics.append(_platform_count(platforms, name))
@@ -76,14 +99,16 @@ def load_directory(directory: str | os.PathLike[str], name: str) -> Document:
     return Document(name, merged.data, merged.source_map, diagnostics + merged.diagnostics)
 
 
-def _read_all(directory: str | os.PathLike[str], name: str) -> tuple[list[_Part], list[Diagnostic], bool]:
-    """Every document of the directory's files, the diagnostics of reading them (each in its file), and whether a
-    file could not be read at all (the others are still read: all their errors in one run)."""
+def _read_all(
+    directory: str | os.PathLike[str], files: list[str], name: str
+) -> tuple[list[_Part], list[Diagnostic], bool]:
+    """Every document of the `files` of `directory` (named `name`), the diagnostics of reading them (each in its
+    file), and whether a file could not be read at all (the others are still read: all their errors in one run)."""
     parts: list[_Part] = []
     diagnostics: list[Diagnostic] = []
     unread = False
-    for relative in policy_files(directory):
-        file = f"{name.rstrip('/')}/{relative}"
+    for relative in files:
+        file = f"{name.rstrip('/')}/{relative}" if name else relative
         try:
             docs = load_documents(os.path.join(directory, relative), file)
         except PolicyError as e:
