@@ -217,7 +217,7 @@ def test_a_team_document_declares_only_tenants_and_workloads(policy_dir: Path) -
     write(policy_dir, {"teams/b.yaml": TEAM_B + "  priorityClasses: [{name: mine, value: 5000}]\n"})
     assert lines(policy_dir) == [
         "pol/teams/b.yaml:13:3: error shape/team-document: a team document declares only tenants and workloads, not "
-        "'priorityClasses'; remove it here: the platform's pol/platform.yaml holds spec.priorityClasses"
+        "'priorityClasses'; remove it from this file; spec.priorityClasses is the platform's (pol/platform.yaml)"
     ]
     write(policy_dir, {"teams/b.yaml": TEAM_B})  # the hint followed
     assert lines(policy_dir) == []
@@ -326,3 +326,24 @@ def test_init_writes_a_team_file_that_builds_with_the_starter(tmp_path: Path, mo
     assert compilation.ok, render_text(compilation.report)
     assert "templates/vision-training.yaml" in compilation.files
     assert cli("init", "--team", "vision", "pol/teams/vision.yaml")[0] == 2  # exists: --force to overwrite
+
+
+def test_a_team_document_of_another_api_version_or_without_a_name(policy_dir: Path) -> None:
+    team = fixed(TEAM_B, "apiVersion: policyc.io/v1alpha1", "apiVersion: policyc.io/v1")
+    write(policy_dir, {"teams/b.yaml": fixed(team, "metadata: {name: b}", "metadata: {}")})
+    assert lines(policy_dir) == [
+        "pol/teams/b.yaml:1:13: error shape/team-document: apiVersion 'policyc.io/v1' is not the platform's; write "
+        "apiVersion: policyc.io/v1alpha1, as pol/platform.yaml:1 does",
+        "pol/teams/b.yaml:3:11: error shape/team-document: a team document names its team in metadata.name; write "
+        "metadata: {name: <team>}",
+    ]
+    write(policy_dir, {"teams/b.yaml": TEAM_B})  # the hints followed
+    assert lines(policy_dir) == []
+
+
+def test_a_workload_without_a_tenant_is_reported_by_the_language(policy_dir: Path) -> None:
+    """Not left out unseen: the merged policy holds it, and the policy's parse says what it lacks, in the team file."""
+    write(policy_dir, {"teams/b.yaml": fixed(TEAM_B, "tenant: team-b, ", "")})
+    assert [line.split(": error ")[0] + " " + line.split()[2] for line in lines(policy_dir)] == [
+        "pol/teams/b.yaml:12:7 PC103:"
+    ]

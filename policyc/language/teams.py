@@ -86,7 +86,9 @@ def _is_platform(part: _Part) -> bool:
     return isinstance(part.data, dict) and part.data.get("kind") == PLATFORM_KIND
 
 
-def _merged(platforms: list[_Part], teams: list[_Part], diagnostics: list[Diagnostic], unread: bool, name: str):
+def _merged(
+    platforms: list[_Part], teams: list[_Part], diagnostics: list[Diagnostic], unread: bool, name: str
+) -> Document:
     """The platform's policy with the teams' tenants and workloads (a `Document`); raises `PolicyError` without one
     platform document."""
     if len(platforms) != 1:
@@ -198,7 +200,8 @@ class _Merge:
             self._within_grant(team, path, workload)
             if not self._own_tenant(team, path, workload, own) or not self._claim(team, path, workload):
                 continue
-            if (workload.get("tenant") if isinstance(workload, dict) else None) in kept:
+            tenant = workload.get("tenant") if isinstance(workload, dict) else None
+            if not isinstance(tenant, str) or tenant in kept:  # without a tenant: the policy's parse reports it
                 self._append(team, "workloads", i, workload)
 
     def _error(self, team: _Part, name: str, message: str, path: Path, hint: str, *, at_key: bool = False) -> None:
@@ -210,40 +213,72 @@ class _Merge:
         if not isinstance(data, dict) or data.get("kind") != TEAM_KIND:
             kind = data.get("kind") if isinstance(data, dict) else None
             found = f"kind '{kind}'" if isinstance(kind, str) else "no kind"
-            self._error(team, "team-document",
-                        f"a policy directory holds a platform document and team documents; this one has {found}",
-                        ("kind",), f"write kind: {TEAM_KIND} for a team's tenants and workloads, or move the file "
-                        "out of the directory")  # fmt: skip
+            self._error(
+                team,
+                "team-document",
+                f"a policy directory holds a platform document and team documents; this one has {found}",
+                ("kind",),
+                f"write kind: {TEAM_KIND} for a team's tenants and workloads, or move the file out of the directory",
+            )
             return None
-        version = self.platform.data.get("apiVersion")
-        if data.get("apiVersion") != version:
-            self._error(team, "team-document", f"apiVersion '{data.get('apiVersion')}' is not the platform's",
-                        ("apiVersion",), f"write apiVersion: {version}, as {self.platform.where(('apiVersion',))} "
-                        "does")  # fmt: skip
-        for key in data:
-            if key not in _ENVELOPE:
-                self._error(team, "team-document", f"a team document has no field '{key}'", (key,),
-                            f"remove it: a team document holds {', '.join(_ENVELOPE)}", at_key=True)  # fmt: skip
-        metadata = data.get("metadata")
-        if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str):
-            self._error(team, "team-document", "a team document names its team in metadata.name", ("metadata",),
-                        "write metadata: {name: <team>}")  # fmt: skip
+        self._envelope(team, data)
         spec = data.get("spec")
         if not isinstance(spec, dict):
-            self._error(team, "team-document", "a team document's spec is a mapping of its tenants and workloads",
-                        ("spec",), "write spec: {tenants: [...], workloads: [...]}")  # fmt: skip
+            self._error(
+                team,
+                "team-document",
+                "a team document's spec is a mapping of its tenants and workloads",
+                ("spec",),
+                "write spec: {tenants: [...], workloads: [...]}",
+            )
             return None
         for key in spec:
             if key not in TEAM_FIELDS:
-                self._error(team, "team-document",
-                            f"a team document declares only tenants and workloads, not '{key}'", ("spec", key),
-                            f"remove it here: the platform's {self.platform.file} holds spec.{key}",
-                            at_key=True)  # fmt: skip
+                platform_s = f"; spec.{key} is the platform's ({self.platform.file})" if key in _spec_fields() else ""
+                self._error(
+                    team,
+                    "team-document",
+                    f"a team document declares only tenants and workloads, not '{key}'",
+                    ("spec", key),
+                    f"remove it from this file{platform_s}",
+                    at_key=True,
+                )
         for key in TEAM_FIELDS:
             if key in spec and not isinstance(spec[key], list):
                 self._error(team, "wrong-type", f"'spec.{key}' must be a list", ("spec", key), f"write {key}: [...]")
                 return None
         return spec
+
+    def _envelope(self, team: _Part, data: dict) -> None:
+        """Report what is wrong with a team document's apiVersion, metadata and top-level fields."""
+        version = self.platform.data.get("apiVersion")
+        if data.get("apiVersion") != version:
+            self._error(
+                team,
+                "team-document",
+                f"apiVersion '{data.get('apiVersion')}' is not the platform's",
+                ("apiVersion",),
+                f"write apiVersion: {version}, as {self.platform.where(('apiVersion',))} does",
+            )
+        for key in data:
+            if key not in _ENVELOPE:
+                self._error(
+                    team,
+                    "team-document",
+                    f"a team document has no field '{key}'",
+                    (key,),
+                    f"remove it: a team document holds {', '.join(_ENVELOPE)}",
+                    at_key=True,
+                )
+        metadata = data.get("metadata")
+        if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str):
+            self._error(
+                team,
+                "team-document",
+                "a team document names its team in metadata.name",
+                ("metadata",),
+                "write metadata: {name: <team>}",
+            )
 
     def _claim(self, part: _Part, path: Path, item: Any) -> bool:
         """Record the names `item` (a tenant or workload at `path`) claims; False, with an error, if another
@@ -257,11 +292,18 @@ class _Merge:
         for what, name, at in names:
             first = self.claims.get((what, name)) if isinstance(name, str) else None
             if first is not None and first.part is not part:
-                hint = (f"choose another namespace for {kind} '{item.get('name')}'" if what == "namespace"
-                        else f"rename the {kind}, or declare it in one file only")  # fmt: skip
-                self._error(part, "team-claim-clash",
-                            f"{what} '{name}' is already claimed in {first.part.where(first.path)}", at,
-                            hint)  # fmt: skip
+                hint = (
+                    f"choose another namespace for {kind} '{item.get('name')}'"
+                    if what == "namespace"
+                    else f"rename the {kind}, or declare it in one file only"
+                )
+                self._error(
+                    part,
+                    "team-claim-clash",
+                    f"{what} '{name}' is already claimed in {first.part.where(first.path)}",
+                    at,
+                    hint,
+                )
                 return False
         for what, name, at in names:
             if isinstance(name, str):
@@ -273,11 +315,19 @@ class _Merge:
         if not isinstance(tenant, str) or tenant in own:
             return True
         choices = sorted(n for n in own if isinstance(n, str))
-        hint = (f"write tenant: {choices[0]}" + (f" (or one of {listing(choices[1:])})" if choices[1:] else "")
-                if choices else f"declare tenant '{tenant}' in this file")  # fmt: skip
-        self._error(team, "team-foreign-tenant",
-                    f"workload '{workload.get('name')}' runs as tenant '{tenant}', which this team document does not "
-                    "declare; a team's workloads run as its own tenants", (*path, "tenant"), hint)  # fmt: skip
+        hint = (
+            f"write tenant: {choices[0]}" + (f" (or one of {listing(choices[1:])})" if choices[1:] else "")
+            if choices
+            else f"declare tenant '{tenant}' in this file"
+        )
+        self._error(
+            team,
+            "team-foreign-tenant",
+            f"workload '{workload.get('name')}' runs as tenant '{tenant}', which this team document does not "
+            "declare; a team's workloads run as its own tenants",
+            (*path, "tenant"),
+            hint,
+        )
         return False
 
     def _within_grant(self, team: _Part, path: Path, item: Any) -> None:
@@ -286,39 +336,50 @@ class _Merge:
         for field_path, wanted, grant_name in self.grant.asked(path, item):
             granted = self.grant.lists[grant_name]
             if wanted is None:
-                self._error(team, "team-beyond-grant",
-                            f"tenant '{item.get('name')}' states no priorityClasses, so it may use every class; "
-                            f"teams may use {listing(granted)} ({self.grant.where(grant_name)})",
-                            path, f"add priorityClasses: [{', '.join(granted)}] to the tenant")  # fmt: skip
+                self._error(
+                    team,
+                    "team-beyond-grant",
+                    f"tenant '{item.get('name')}' states no priorityClasses, so it may use every class; "
+                    f"teams may use {listing(granted)} ({self.grant.where(grant_name)})",
+                    path,
+                    f"add priorityClasses: [{', '.join(granted)}] to the tenant",
+                )
             elif wanted not in granted:
-                self._error(team, "team-beyond-grant",
-                            f"'{wanted}' is not granted to teams: spec.teams.{grant_name} "
-                            f"({self.grant.where(grant_name)}) lists {listing(granted)}", field_path,
-                            f"use one of {listing(granted)}, or ask the platform team to grant '{wanted}'")  # fmt: skip
+                self._error(
+                    team,
+                    "team-beyond-grant",
+                    f"'{wanted}' is not granted to teams: spec.teams.{grant_name} "
+                    f"({self.grant.where(grant_name)}) lists {listing(granted)}",
+                    field_path,
+                    f"use one of {listing(granted)}, or ask the platform team to grant '{wanted}'",
+                )
 
     def _quota(self, team: _Part, tenants: list) -> None:
         """Report a resource the team's tenants together take more of than `spec.teams.maxQuota` grants."""
-        for resource, limit in self.grant.max_quota.items():
-            total, parts = 0, []
+        for resource, (most, written) in self.grant.max_quota.items():
+            asked = {i: self.grant.requested(tenant, resource) for i, tenant in enumerate(tenants)}
             for i, tenant in enumerate(tenants):
-                path = ("spec", "tenants", i, "quota", "requests")
-                asked = self.grant.requested(tenant, resource)
-                if asked is None:
-                    self._error(team, "team-beyond-grant",
-                                f"tenant '{tenant.get('name') if isinstance(tenant, dict) else i}' takes no bounded "
-                                f"'{resource}': spec.teams.maxQuota ({self.grant.where('maxQuota')}) bounds the "
-                                f"team's to {limit[1]}", ("spec", "tenants", i),
-                                f"add quota: {{requests: {{{resource}: <at most {limit[1]}>}}}} to the "
-                                "tenant")  # fmt: skip
-                    return
-                total += asked[0]
-                parts.append((path, asked[1]))
-            if total > limit[0] and parts:
-                self._error(team, "team-beyond-grant",
-                            f"the team's tenants ask for {' + '.join(t for _, t in parts)} of '{resource}', more than "
-                            f"spec.teams.maxQuota grants a team ({limit[1]}, {self.grant.where('maxQuota')})",
-                            parts[-1][0], f"lower quota.requests.{resource} so that the team's tenants take at most "
-                            f"{limit[1]}")  # fmt: skip
+                if asked[i] is None:
+                    named = tenant.get("name") if isinstance(tenant, dict) else i
+                    self._error(
+                        team,
+                        "team-beyond-grant",
+                        f"tenant '{named}' takes no bounded '{resource}': spec.teams.maxQuota "
+                        f"({self.grant.where('maxQuota')}) bounds the team's to {written}",
+                        ("spec", "tenants", i),
+                        f"add quota: {{requests: {{{resource}: <at most {written}>}}}} to the tenant",
+                    )
+            amounts = [amount for amount in asked.values() if amount is not None]
+            if len(amounts) < len(asked) or sum(value for value, _ in amounts) <= most:
+                continue
+            self._error(
+                team,
+                "team-beyond-grant",
+                f"the team's tenants ask for {' + '.join(text for _, text in amounts)} of '{resource}', more "
+                f"than spec.teams.maxQuota grants a team ({written}, {self.grant.where('maxQuota')})",
+                ("spec", "tenants", len(tenants) - 1, "quota", "requests"),
+                f"lower quota.requests.{resource} so that the team's tenants take at most {written}",
+            )
 
     def _append(self, team: _Part, list_name: str, index: int, item: Any) -> None:
         """Add item `index` of the team's `list_name` to the merged policy, with its positions and file."""
@@ -329,12 +390,24 @@ class _Merge:
         items.append(item)
         prefix = ("spec", list_name, index)
         own = team.doc.source_map
-        for source, dest in ((own.keys, self.source_map.keys), (own.values, self.source_map.values),
-                             (own.texts, self.source_map.texts)):  # fmt: skip
+        for source, dest in (
+            (own.keys, self.source_map.keys),
+            (own.values, self.source_map.values),
+            (own.texts, self.source_map.texts),
+        ):
             for path, value in _below(source, prefix):
                 dest[(*target, *path[3:])] = value
         self.source_map.rejected.update((*target, *p[3:]) for p in own.rejected if p[:3] == prefix)
         self.source_map.files[target] = (team.file, prefix)
+
+
+def _spec_fields() -> set[str]:
+    """The fields of a ClusterPolicy's spec, as written."""
+    from pydantic.alias_generators import to_camel
+
+    from policyc.language.model.policy import Spec
+
+    return {to_camel(name) for name in Spec.model_fields}
 
 
 def _below(mapping: dict[Path, Any], prefix: Path) -> Iterator[tuple[Path, Any]]:
