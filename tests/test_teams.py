@@ -347,3 +347,17 @@ def test_a_workload_without_a_tenant_is_reported_by_the_language(policy_dir: Pat
     assert [line.split(": error ")[0] + " " + line.split()[2] for line in lines(policy_dir)] == [
         "pol/teams/b.yaml:12:7 PC103:"
     ]
+
+
+def test_a_grant_of_a_class_or_tier_the_policy_lacks(policy_dir: Path) -> None:
+    platform = fixed(
+        PLATFORM, "priorityClasses: [low]\n    gpuTiers: [high]", "priorityClasses: [lw]\n    gpuTiers: [hihg]"
+    )
+    write(policy_dir, {"platform.yaml": platform})
+    assert [line for line in lines(policy_dir) if line.startswith("pol/platform.yaml")] == [
+        "pol/platform.yaml:20:23: error PC304: spec.teams grants teams unknown priority class 'lw'; did you mean "
+        "'low'?",
+        "pol/platform.yaml:21:16: error PC302: spec.teams grants teams unknown GPU tier 'hihg'; did you mean 'high'?",
+    ]
+    write(policy_dir, {"platform.yaml": PLATFORM})  # the hints followed
+    assert lines(policy_dir) == []
