@@ -12,7 +12,7 @@ import pytest
 from policyc.compiler import compile_file
 from policyc.language.load import load_file
 from policyc.output.formats import render_text, to_json, to_sarif
-from tests.conftest import POLICIES
+from tests.conftest import POLICIES, REPO
 
 EXAMPLES = sorted(POLICIES.glob("*.yaml"))
 
@@ -37,6 +37,31 @@ def split(policy: Path, directory: Path) -> None:
     assert sum(len(json.loads(f.read_text())["spec"]["workloads"]) for f in (directory / "teams").iterdir()) == len(
         workloads
     ), "every workload runs as a tenant of the policy"
+
+
+def test_the_team_schema_is_checked_in_and_takes_the_split_examples(tmp_path: Path) -> None:
+    """schemas/tenant.schema.json (`policyc schema --team`) is up to date; every team file of the split examples, and
+    the file `policyc init --team` writes, validate against it; a team file with a platform field does not."""
+    from jsonschema import Draft202012Validator
+    from ruamel.yaml import YAML
+
+    from policyc.commands.init import team_file
+    from policyc.language.model import json_schema_text
+
+    assert (REPO / "schemas" / "tenant.schema.json").read_text() == json_schema_text(team=True), (
+        "schemas/tenant.schema.json is stale: run `policyc schema --team > schemas/tenant.schema.json`"
+    )
+    validator = Draft202012Validator(json.loads(json_schema_text(team=True)))
+    teams = [YAML(typ="safe").load(team_file("vision"))]
+    for policy in EXAMPLES:
+        split(policy, tmp_path / policy.stem)
+        teams += [json.loads(f.read_text()) for f in sorted((tmp_path / policy.stem / "teams").iterdir())]
+    assert len(teams) > len(EXAMPLES)
+    assert [e.message for team in teams for e in validator.iter_errors(team)] == []
+    teams[0]["spec"]["gpuTiers"] = []
+    assert [e.message for e in validator.iter_errors(teams[0])] == [
+        "Additional properties are not allowed ('gpuTiers' was unexpected)"
+    ]
 
 
 @pytest.mark.parametrize("policy", EXAMPLES, ids=lambda p: p.stem)

@@ -422,11 +422,12 @@ def _write_findings(report: Report, fmt: str, output: str | None, source: str) -
 
 
 @main.command()
-def schema() -> None:
+@click.option("--team", is_flag=True, help="The schema of a team's file of a policy directory (kind Tenant) instead.")
+def schema(team: bool) -> None:
     """Print the JSON Schema of the policy language (for editors and CI)."""
     from policyc.language.model import json_schema_text
 
-    click.echo(json_schema_text(), nl=False)
+    click.echo(json_schema_text(team=team), nl=False)
 
 
 @main.command()

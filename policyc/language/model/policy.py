@@ -1405,6 +1405,32 @@ class ClusterPolicy(Model):
     spec: Spec
 
 
+class TeamSpec(Model):
+    tenants: list[Tenant] = Field(default_factory=list, description="The team's own tenants.")
+    workloads: list[Workload] = Field(
+        default_factory=list, description="The team's workload classes, each running as one of its tenants."
+    )
+
+
+class TeamDocument(Model):
+    """A team's document of a policy directory: its tenants and workloads, within the platform's spec.teams."""
+
+    model_config = ConfigDict(title="Tenant")
+
+    api_version: Literal["policyc.io/v1alpha1"] = Field(description="The platform document's apiVersion.")
+    kind: Literal["Tenant"] = Field(description="Always Tenant.")
+    metadata: Metadata
+    spec: TeamSpec
+
+
+@cache
+def team_model() -> type[TeamDocument]:
+    """`TeamDocument`, complete (a workload's kinds follow from the registered backends, as in `policy_model`); for
+    its JSON Schema: a policy directory checks a team's document merged into the platform's policy."""
+    workload = _with_types(Workload, kind=_workload_kinds() | None)
+    return _with_types(TeamDocument, spec=_with_types(TeamSpec, workloads=list[workload]))
+
+
 @cache
 def policy_model() -> type[ClusterPolicy]:
     """`ClusterPolicy`, complete. The types `spec.scheduler` (`SchedulerField`), `workloads[].kind`
