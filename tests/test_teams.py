@@ -386,3 +386,38 @@ def test_a_grant_of_a_class_or_tier_the_policy_lacks(policy_dir: Path) -> None:
     ]
     write(policy_dir, {"platform.yaml": PLATFORM})  # the hints followed
     assert lines(policy_dir) == []
+
+
+def test_a_policy_file_does_not_import_what_a_directory_needs(policy_dir: Path) -> None:
+    """The single-file path stays as it was (tests/test_start.py): the directory's loader is imported for a
+    directory only."""
+    from tests.test_start import imported
+
+    assert "policyc.language.teams" not in imported("validate", str(POLICIES / "minimal.yaml"))
+    assert "policyc.language.teams" in imported("validate", str(policy_dir))
+
+
+def test_an_audit_of_a_policy_directory_points_into_the_team_files(tmp_path: Path, monkeypatch) -> None:
+    """The same findings as for the policy in one file, each in the file where its expectation was written."""
+    from click.testing import CliRunner
+
+    from policyc.commands.cli import main
+    from tests.audit_helpers import DUMPS, built_of, policy_of
+    from tests.conftest import missing_shared_data
+
+    drift = DUMPS / "ai-prod" / "drift-11-pod-foreign-pool.json"
+    if not drift.is_file():
+        missing_shared_data(drift)
+    monkeypatch.chdir(tmp_path)
+    split(policy_of("ai-prod"), tmp_path / "pol")
+    runs = {
+        policy: CliRunner().invoke(main, ["audit", policy, "--built", str(built_of("ai-prod")), "--from", str(drift)])
+        for policy in (str(policy_of("ai-prod")), "pol")
+    }
+    assert [run.exit_code for run in runs.values()] == [1, 1]
+    whole, many = (run.stdout.splitlines() for run in runs.values())
+    assert sorted(line.split(": ", 1)[1] for line in whole) == sorted(line.split(": ", 1)[1] for line in many)
+    (placed,) = [line for line in many if "audit/pod-placement" in line]
+    # the tenant's mapping in split()'s JSON (indent 1): '{', apiVersion, kind, metadata (3 lines), spec, tenants,
+    # then the tenant's '{' on line 9, after three spaces
+    assert placed.startswith("pol/teams/team-a.yaml:9:4: error audit/pod-placement: Pod ai-team-a/team-a-adhoc-0 ")
