@@ -11,7 +11,7 @@ import pytest
 
 from policyc.compiler import compile_file
 from policyc.language.load import load_file
-from policyc.output.formats import render_text, to_json, to_sarif
+from policyc.output.formats import render_text, to_github, to_json, to_sarif
 from tests.conftest import POLICIES, REPO
 
 EXAMPLES = sorted(POLICIES.glob("*.yaml"))
@@ -157,10 +157,13 @@ def policy_dir(tmp_path: Path) -> Path:
     return write(tmp_path / "pol", {"platform.yaml": PLATFORM, "teams/a.yaml": TEAM_A, "teams/b.yaml": TEAM_B})
 
 
-def test_a_valid_directory_builds(policy_dir: Path) -> None:
+def test_a_valid_directory_builds(policy_dir: Path, monkeypatch) -> None:
     compilation = compile_file(policy_dir, "pol")
     assert compilation.ok, render_text(compilation.report)
     assert "templates/train-a.yaml" in compilation.files and "templates/train-b.yaml" in compilation.files
+    monkeypatch.chdir(policy_dir)  # the current directory: its files are named as they are, without './'
+    write(policy_dir, {"teams/b.yaml": fixed(TEAM_B, "[ml-b]", "[ml-a]")})
+    assert render_text(compile_file(".", ".").report).startswith("teams/b.yaml:7:20: error reference/team-claim-clash")
 
 
 def test_a_second_team_claiming_a_namespace(policy_dir: Path) -> None:
@@ -286,6 +289,9 @@ def test_errors_of_the_language_point_into_the_team_file(policy_dir: Path) -> No
     location = json.loads(to_sarif([report]))["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
     region = {"startLine": 11, "startColumn": 100}
     assert location == {"artifactLocation": {"uri": "pol/teams/b.yaml"}, "region": region}
+    assert to_github([report]).startswith(
+        "::error file=pol/teams/b.yaml,line=11,col=100,title=PC204 invalid-quantity::"
+    )
 
 
 def test_a_file_may_hold_several_documents(policy_dir: Path) -> None:

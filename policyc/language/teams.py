@@ -110,7 +110,7 @@ def _read_all(
     diagnostics: list[Diagnostic] = []
     unread = False
     for relative in files:
-        file = f"{name.rstrip('/')}/{relative}" if name else relative
+        file = relative if not name or os.path.normpath(name) == "." else f"{name.rstrip('/')}/{relative}"
         try:
             docs = load_documents(os.path.join(directory, relative), file)
         except PolicyError as e:
