@@ -12,7 +12,7 @@ import pytest
 from policyc.compiler import compile_file
 from policyc.language.load import load_file
 from policyc.output.formats import render_text, to_github, to_json, to_sarif
-from tests.conftest import POLICIES, REPO
+from tests.conftest import GOLDEN, POLICIES, REPO
 
 EXAMPLES = sorted(POLICIES.glob("*.yaml"))
 
@@ -39,6 +39,21 @@ def split(policy: Path, directory: Path) -> None:
     ), "every workload runs as a tenant of the policy"
 
 
+SHIPPED = POLICIES / "ai-prod-teams"
+"""The shipped policy directory: policies/ai-prod.yaml as a platform file and a file per team."""
+
+
+def test_the_shipped_directory_builds_the_goldens_of_its_one_file_twin() -> None:
+    """golden/ai-prod/, byte for byte: the directory's platform file has the example's name, which headers give."""
+    built = compile_file(SHIPPED, "policies/ai-prod-teams")
+    assert built.ok, render_text(built.report)
+    assert built.report.diagnostics == []
+    golden = GOLDEN / "ai-prod"
+    frozen = {p.relative_to(golden).as_posix(): p.read_bytes() for p in golden.rglob("*") if p.is_file()}
+    assert {name: file.data for name, file in built.files.items()} == frozen
+    assert len(list((SHIPPED / "teams").glob("*.yaml"))) == 3
+
+
 def test_the_team_schema_is_checked_in_and_takes_the_split_examples(tmp_path: Path) -> None:
     """schemas/tenant.schema.json (`policyc schema --team`) is up to date; every team file of the split examples, and
     the file `policyc init --team` writes, validate against it; a team file with a platform field does not."""
@@ -52,7 +67,13 @@ def test_the_team_schema_is_checked_in_and_takes_the_split_examples(tmp_path: Pa
         "schemas/tenant.schema.json is stale: run `policyc schema --team > schemas/tenant.schema.json`"
     )
     validator = Draft202012Validator(json.loads(json_schema_text(team=True)))
-    teams = [YAML(typ="safe").load(team_file("vision"))]
+    teams = [
+        YAML(typ="safe").load(text)
+        for text in [team_file("vision")] + [f.read_text() for f in sorted((SHIPPED / "teams").glob("*.yaml"))]
+    ]
+    platform = YAML(typ="safe").load((SHIPPED / "ai-prod.yaml").read_text())
+    policy_schema = json.loads((REPO / "schemas" / "policy.schema.json").read_text())
+    assert [e.message for e in Draft202012Validator(policy_schema).iter_errors(platform)] == []
     for policy in EXAMPLES:
         split(policy, tmp_path / policy.stem)
         teams += [json.loads(f.read_text()) for f in sorted((tmp_path / policy.stem / "teams").iterdir())]
