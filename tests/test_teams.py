@@ -448,3 +448,12 @@ def test_an_audit_of_a_policy_directory_points_into_the_team_files(tmp_path: Pat
     # the tenant's mapping in split()'s JSON (indent 1): '{', apiVersion, kind, metadata (3 lines), spec, tenants,
     # then the tenant's '{' on line 9, after three spaces
     assert placed.startswith("pol/teams/team-a.yaml:9:4: error audit/pod-placement: Pod ai-team-a/team-a-adhoc-0 ")
+
+
+def test_an_empty_file_or_a_broken_one_is_reported_in_it_and_the_rest_still_checked(policy_dir: Path) -> None:
+    write(policy_dir, {"teams/empty.yaml": "---\n", "teams/b.yaml": fixed(TEAM_B, "[ml-b]", "[ml-a]")})
+    assert lines(policy_dir) == [
+        "pol/teams/b.yaml:7:20: error reference/team-claim-clash: namespace 'ml-a' is already claimed in "
+        "pol/teams/a.yaml:7; choose another namespace for tenant 'team-b'",
+        "pol/teams/empty.yaml:1:1: error PC005: the file holds no document; remove the file, or write a policy in it",
+    ]
