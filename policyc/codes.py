@@ -711,6 +711,44 @@ _RULES: tuple[Rule, ...] = (
         "node its pool's labels through its kubelet, which refuses to start with it.",
         family="meaning",
     ),
+    # A policy directory (policyc.language.teams): a platform document and the teams' documents
+    Rule(
+        None,
+        "policy-directory",
+        Severity.ERROR,
+        "A policy directory holds no platform document (kind ClusterPolicy), or more than one.",
+        family="file",
+    ),
+    Rule(
+        None,
+        "team-document",
+        Severity.ERROR,
+        "A document of a policy directory that is not a well-formed team document: kind Tenant, the platform's "
+        "apiVersion, metadata.name, and a spec of tenants and workloads only.",
+        family="shape",
+    ),
+    Rule(
+        None,
+        "team-claim-clash",
+        Severity.ERROR,
+        "A tenant, namespace or workload name that another document of the policy directory declared first.",
+        family="reference",
+    ),
+    Rule(
+        None,
+        "team-foreign-tenant",
+        Severity.ERROR,
+        "A team's workload runs as a tenant its own document does not declare.",
+        family="reference",
+    ),
+    Rule(
+        None,
+        "team-beyond-grant",
+        Severity.ERROR,
+        "A team asks for more than the platform's spec.teams grants: a priority class or GPU tier it does not list, "
+        "or more of a resource than maxQuota.",
+        family="meaning",
+    ),
     Rule(
         None,
         "placement-fresh-node",

@@ -74,11 +74,24 @@ TEXT_NAME = "<policy>"
 def compile_file(
     path: str | os.PathLike[str], display_name: str | None = None, on_stage: StageHook | None = None
 ) -> Compilation:
-    """Compile the policy at `path`; `display_name` is how diagnostics name the file."""
+    """Compile the policy at `path`, a file or a policy directory (`policyc.language.teams`); `display_name` is how
+    diagnostics name it."""
+    name = display_name or os.fspath(path)
+    if os.path.isdir(path):
+        from policyc.language.teams import load_directory
+
+        return _paused_gc(lambda: _compile(lambda: load_directory(path, name), name, on_stage))
     from policyc.language.load import load_file
 
-    name = display_name or os.fspath(path)
     return _paused_gc(lambda: _compile(lambda: load_file(path, name), name, on_stage))
+
+
+def compile_team(team: str, platform: str, on_stage: StageHook | None = None) -> Compilation:
+    """Compile the team file `team` with the platform document of the policy directory `platform`, without the other
+    teams' files (`policyc validate TEAM --platform DIR`)."""
+    from policyc.language.teams import load_team
+
+    return _paused_gc(lambda: _compile(lambda: load_team(team, platform, platform), team, on_stage))
 
 
 def compile_text(text: str, name: str = TEXT_NAME, on_stage: StageHook | None = None) -> Compilation:
@@ -120,7 +133,8 @@ def _compile(load: Callable[[], Document], name: str, on_stage: StageHook | None
     if read is None:
         return result
     doc, parsed = read
-    cluster, diagnostics = resolve(parsed, name)
+    # Generated files name the file of the policy's ClusterPolicy: a directory's platform file.
+    cluster, diagnostics = resolve(parsed, doc.source_map.files.get((), (name,))[0])
     report.extend(diagnostics)
     if cluster is None:
         return result

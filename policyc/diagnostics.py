@@ -51,6 +51,8 @@ class Diagnostic:
     column: int | None = None
     subject: ObjectRef | None = None
     """The cluster object it is about (an audit finding); None for a diagnostic of the policy alone."""
+    file: str | None = None
+    """The file where `path` was written, when not the report's own (a policy directory's team file)."""
 
     @property
     def rule(self) -> Rule:
@@ -162,6 +164,19 @@ class PolicyError(Exception):
         self.diagnostics = list(diagnostics)
 
 
+def _in_its_file(d: Diagnostic, origin: tuple[str, Path, Path] | None) -> Diagnostic:
+    """`d`, of a policy merged from a directory, in the terms of the file its path was written in: that file, and its
+    item's place there in the message and hint ('tenants[0]' of the team's file, not of the merged policy)."""
+    if origin is None:
+        return d
+    file, merged, own = origin
+    if merged == own:
+        return replace(d, file=file)
+    was, now = dotted(merged[1:]), dotted(own[1:])
+    hint = d.hint.replace(was, now) if d.hint else d.hint
+    return replace(d, file=file, message=d.message.replace(was, now), hint=hint)
+
+
 @dataclass(eq=False)
 class Report:
     """The diagnostics of one policy file, located in its source, sorted, and rendered."""
@@ -173,6 +188,8 @@ class Report:
     def extend(self, diagnostics: Iterable[Diagnostic]) -> None:
         for d in diagnostics:
             if self.source_map is not None:
+                if d.file is None and d.line is None and self.source_map.files:  # a merged policy directory
+                    d = _in_its_file(d, self.source_map.file_of(d.path))
                 if d.line is None:
                     line, column = self.source_map.locate(d.path, at_key=d.at_key)
                     d = replace(d, line=line, column=column)
@@ -192,14 +209,19 @@ class Report:
     def failed(self) -> bool:
         return any(d.severity is Severity.ERROR for d in self.diagnostics)
 
+    def file_of(self, d: Diagnostic) -> str:
+        """The file `d` points into: its own, or the report's."""
+        return d.file or self.file
+
     def sorted(self) -> list[Diagnostic]:
-        """Diagnostics in source order (file position, then severity, then code), without duplicates."""
+        """Diagnostics in source order (file, position, then severity, then code), without duplicates."""
         seen: set[tuple] = set()
         out = []
         for d in sorted(
-            self.diagnostics, key=lambda d: (d.line or 0, d.column or 0, _SEVERITY_ORDER[d.severity], d.code, d.message)
+            self.diagnostics,
+            key=lambda d: (d.file or "", d.line or 0, d.column or 0, _SEVERITY_ORDER[d.severity], d.code, d.message),
         ):
-            key = (d.line, d.column, d.code, d.message)
+            key = (d.file, d.line, d.column, d.code, d.message)
             if key not in seen:
                 seen.add(key)
                 out.append(d)

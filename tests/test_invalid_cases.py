@@ -52,6 +52,16 @@ UNREACHABLE_FROM_A_FILE = {
     "PC901": "an emitted object failing its schema is a policyc bug; tested in tests/test_verify.py",
     "PC902": "a tenancy policy that fails its own proof is a policyc bug; tested in tests/test_tenancy.py",
     "PC434": "a change against a previous output directory; tested in tests/test_drift.py",
+    **{
+        code: "a mistake across the files of a policy directory; tested in tests/test_teams.py"
+        for code in (
+            "file/policy-directory",
+            "shape/team-document",
+            "reference/team-claim-clash",
+            "reference/team-foreign-tenant",
+            "meaning/team-beyond-grant",
+        )
+    },
     "proof/placement-fresh-node": "a toleration of what a node carries as it registers is refused first (PC509); "
     "tested in tests/test_provisioning.py",
 }

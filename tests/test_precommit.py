@@ -130,6 +130,26 @@ def test_validate_hook_picks_policies_by_content_not_by_path(tmp_path, env, hook
     assert "require-team-label" not in result.stdout and "values.yaml" not in result.stdout
 
 
+@slow
+def test_validate_hook_validates_the_policy_directory_of_a_changed_file(tmp_path, env, hooks_repo) -> None:
+    """A team's file changed: the whole policy directory is validated, so a clash with a file that did not change
+    shows (docs/teams.md)."""
+    from tests.test_teams import PLATFORM, TEAM_A, TEAM_B
+
+    files = {"cluster/platform.yaml": PLATFORM, "cluster/teams/a.yaml": TEAM_A, "cluster/teams/b.yaml": TEAM_B}
+    repo = _repo(tmp_path, env, {**files, **_config(hooks_repo, "policyc-validate")})
+    result = _pre_commit(repo, env, "run", "--all-files")
+    assert result.returncode == 0, result.stdout + result.stderr
+    (repo / "cluster" / "teams" / "b.yaml").write_text(TEAM_B.replace("[ml-b]", "[ml-a]"))
+    _git(repo, "add", "-A", env=env)
+    result = _pre_commit(repo, env, "run", "--files", "cluster/teams/b.yaml")
+    assert result.returncode == 1
+    assert (
+        "cluster/teams/b.yaml:7:20: error reference/team-claim-clash: namespace 'ml-a' is already claimed in "
+        "cluster/teams/a.yaml:7" in result.stdout
+    ), result.stdout
+
+
 def _check_repo(tmp_path: Path, env: dict, hooks_repo: str) -> Path:
     """A repository with the minimal policy, its build in manifests/ and the policyc-check hook, committed.
 

@@ -37,7 +37,18 @@ AUDIT_NOTE = (
     "policy file: see docs/audit.md, with an example line of each finding and what to do about it."
 )
 
+_TEAMS = "A policy directory (docs/teams.md) reports it, with several files: tests/test_teams.py shows each case. "
 NOTES = {
+    "file/policy-directory": _TEAMS + "Give the directory exactly one document of kind ClusterPolicy (the platform's): "
+    "add one (`policyc init DIR/platform.yaml`), or merge the two.",
+    "shape/team-document": _TEAMS + "A team's file holds documents of kind Tenant, with the platform's apiVersion, "
+    "metadata.name and a spec of tenants and workloads only; move anything else to the platform's file.",
+    "reference/team-claim-clash": _TEAMS + "Each tenant, namespace and workload name belongs to one document: the "
+    "second claim (in sorted file order) is the error. Rename it, or choose another namespace.",
+    "reference/team-foreign-tenant": _TEAMS + "A team's workload runs as one of the tenants its own file declares: "
+    "write one of them as its tenant.",
+    "meaning/team-beyond-grant": _TEAMS + "The platform's spec.teams lists the priority classes and GPU tiers teams "
+    "may use and the most quota a team may take: stay within it, or ask the platform team to grant more.",
     "PC001": "policyc reports it for a path it cannot read as a file: missing, a directory, or not readable "
     "(`policyc validate no-such-file.yaml`). Name the policy's file, or make it readable.",
     "PC434": "`policyc build POLICY -o DIR` reports it when DIR holds an earlier build whose priority class of the "

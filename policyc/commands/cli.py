@@ -83,8 +83,12 @@ _quiet_option = click.option(
 )
 
 
+_POLICY_PATH = click.Path()
+"""A policy: its file, or a policy directory (a platform file and the teams' files, docs/teams.md)."""
+
+
 @main.command()
-@click.argument("policy", type=click.Path(dir_okay=False))
+@click.argument("policy", type=_POLICY_PATH)
 @click.option("-o", "--output", "output", required=True, type=click.Path(file_okay=False),
               help="Directory to write (replaced as a whole; created if missing), or - to print what Argo CD "
               "applies (the objects kustomization.yaml lists, in its order) as one YAML stream.")  # fmt: skip
@@ -138,10 +142,18 @@ def build(policy: str, output: str, check: bool, fmt: str, quiet: bool) -> None:
 
 
 _MENTIONS_POLICY_API = re.compile(rb"""apiVersion['"]?\s*:\s*['"]?policyc\.io/""")
+_KINDS = ("ClusterPolicy", "Tenant")
+"""The kinds of policyc's documents: a policy (or a directory's platform document), and a team's document."""
 
 
 def _is_policy(path: str) -> bool:
-    """Whether `path` is a policyc policy: a YAML mapping with apiVersion policyc.io/<version>, kind ClusterPolicy.
+    """Whether `path` is a policyc policy: a YAML mapping with apiVersion policyc.io/<version>, kind ClusterPolicy."""
+    return _kind_of(path) in ("ClusterPolicy", True)
+
+
+def _kind_of(path: str) -> str | bool | None:
+    """The kind of the policyc document in `path` (ClusterPolicy, or a team's Tenant), True for one that cannot be
+    loaded, None for other files.
 
     Cheap and safe on any input: a byte search of the first `MAX_FILE_BYTES` (nothing decoded or parsed)
     rules out every file that does not mention a policyc.io apiVersion: binary, invalid UTF-8, Kyverno,
@@ -157,37 +169,78 @@ def _is_policy(path: str) -> bool:
     except OSError:
         return True  # validation reports why it cannot be read
     if not _MENTIONS_POLICY_API.search(raw):
-        return False
+        return None
     try:
         data = load_bytes(raw, path).data
     except PolicyError:
         return True
-    return (
-        isinstance(data, dict)
-        and str(data.get("apiVersion")).startswith("policyc.io/")
-        and data.get("kind") == "ClusterPolicy"
-    )
+    if isinstance(data, dict) and str(data.get("apiVersion")).startswith("policyc.io/") and data.get("kind") in _KINDS:
+        return data["kind"]
+    return None
+
+
+def _policies_of(changed: list[str]) -> list[str]:
+    """What to validate for the changed files a hook passes (`--only-policies`): each policy file, and for a file of
+    a policy directory the whole directory: for a team's Tenant document, the nearest directory above it (within the
+    current one) that holds a platform document; for a platform file, its own directory if it holds team documents.
+    Other files are left out. In the order given, each once."""
+    from policyc.language.teams import policy_files
+
+    here = Path.cwd()
+    out: list[str] = []
+    for path in changed:
+        kind = _kind_of(path)
+        if kind is None:
+            continue
+        chosen = path
+        if kind in _KINDS:
+            other = "ClusterPolicy" if kind == "Tenant" else "Tenant"
+            above = Path(path).resolve().parents
+            for directory in above if kind == "Tenant" else above[:1]:
+                if directory != here and here not in directory.parents:
+                    break
+                if any(_kind_of(str(directory / f)) == other for f in policy_files(directory)):
+                    chosen = os.path.relpath(directory)
+                    break
+        if chosen not in out:
+            out.append(chosen)
+    return out
 
 
 @main.command()
-@click.argument("policies", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("policies", nargs=-1, required=True, type=_POLICY_PATH)
 @click.option("--only-policies", is_flag=True,
               help="Skip, silently, files that are not policyc policies (YAML mappings with apiVersion "
               "policyc.io/<version> and kind ClusterPolicy), for hooks that see every YAML file. A file that "
-              "mentions a policyc.io apiVersion but cannot be loaded is validated, to show why.")  # fmt: skip
+              "mentions a policyc.io apiVersion but cannot be loaded is validated, to show why. A file of a policy "
+              "directory (a team's Tenant document, or a platform file beside them) validates its whole "
+              "directory.")  # fmt: skip
+@click.option("--platform", type=click.Path(exists=True, file_okay=False), metavar="DIR",
+              help="Each POLICY is a team's file: check it against the platform document of the policy directory DIR "
+              "alone, without the other teams' files.")  # fmt: skip
 @_format_option
 @_quiet_option
-def validate(policies: tuple[str, ...], only_policies: bool, fmt: str, quiet: bool) -> None:
-    """Run every check and verification on each POLICY; write nothing (the pre-commit path)."""
+def validate(policies: tuple[str, ...], only_policies: bool, platform: str | None, fmt: str, quiet: bool) -> None:
+    """Run every check and verification on each POLICY (a file or a policy directory); write nothing (the pre-commit
+    path)."""
     from policyc.commands.progress import shown
 
-    chosen = [p for p in policies if not only_policies or _is_policy(p)]
+    chosen = _policies_of(list(policies)) if only_policies else list(policies)
     compilations = []
     with shown(policies=len(chosen), quiet=quiet) as progress:
         for policy in chosen:
             progress.begin(policy)
-            compilations.append(compile_policy(Path(policy), name=policy, on_stage=progress.lap))
+            if platform is not None:
+                from policyc.compiler import compile_team
+
+                compilations.append(compile_team(policy, platform, on_stage=progress.lap))
+            else:
+                compilations.append(compile_policy(Path(policy), name=policy, on_stage=progress.lap))
     _emit_diagnostics(compilations, fmt)
+    if platform is not None and not quiet:
+        click.echo(f"policyc: note: checked against {platform}'s platform document only: a tenant, namespace or "
+                   f"workload name another team's file also claims is not checked (`policyc validate {platform}` "
+                   "checks it)", err=True)  # fmt: skip
     sys.exit(EXIT_OK if all(c.ok for c in compilations) else EXIT_FAILED)
 
 
@@ -203,7 +256,7 @@ def find_policies(directory: str) -> None:
 
 
 @main.command()
-@click.argument("policy", type=click.Path(dir_okay=False))
+@click.argument("policy", type=_POLICY_PATH)
 @click.option("--workload", help="Only this workload class.")
 @click.option("--pool", help="Only this node pool ('(control plane)' for the control plane).")
 @click.option("--object", "selector", metavar="SELECTOR",
@@ -281,7 +334,7 @@ def _explain_manifest(compilation: Compilation, manifest: str, fmt: str) -> None
 
 
 @main.command()
-@click.argument("policy", type=click.Path(dir_okay=False))
+@click.argument("policy", type=_POLICY_PATH)
 @click.option("--from", "dump", type=click.Path(dir_okay=False), metavar="FILE",
               help="Read the cluster from a `kubectl get <kinds> -A -o json` dump (see --dump-command) instead of a "
               "live API server.")  # fmt: skip
@@ -369,19 +422,32 @@ def _write_findings(report: Report, fmt: str, output: str | None, source: str) -
 
 
 @main.command()
-def schema() -> None:
+@click.option("--team", is_flag=True, help="The schema of a team's file of a policy directory (kind Tenant) instead.")
+def schema(team: bool) -> None:
     """Print the JSON Schema of the policy language (for editors and CI)."""
     from policyc.language.model import json_schema_text
 
-    click.echo(json_schema_text(), nl=False)
+    click.echo(json_schema_text(team=team), nl=False)
 
 
 @main.command()
 @click.argument("path", default="cluster-policy.yaml", type=click.Path(dir_okay=False))
 @click.option("--force", is_flag=True, help="Overwrite existing files.")
-def init(path: str, force: bool) -> None:
-    """Write a commented starter policy (and the schema beside it, for editors)."""
-    from policyc.commands.init import SCHEMA_FILE, STARTER
+@click.option("--team", metavar="NAME",
+              help="Write a team's file of a policy directory instead (kind Tenant: a tenant and a workload; "
+              "PATH defaults to NAME.yaml).")  # fmt: skip
+def init(path: str, force: bool, team: str | None) -> None:
+    """Write a commented starter policy (and the schema beside it, for editors), or a team's file (--team)."""
+    from policyc.commands.init import SCHEMA_FILE, STARTER, team_file
+
+    if team is not None:
+        target = Path(f"{team}.yaml" if path == "cluster-policy.yaml" else path)
+        if target.exists() and not force:
+            raise click.UsageError(f"{target} exists; use --force to overwrite it")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(team_file(team), encoding="utf-8")
+        click.echo(f"wrote {target}; next: policyc validate {target} --platform <policy directory>", err=True)
+        return
     from policyc.language.model import json_schema_text
 
     target = Path(path)
@@ -466,7 +532,7 @@ def _live_source(kubeconfig: str | None, context: str | None):
 
 
 @main.command()
-@click.argument("policy", type=click.Path(dir_okay=False))
+@click.argument("policy", type=_POLICY_PATH)
 @click.option("--format", "fmt", type=click.Choice(["markdown", "html"]), default="markdown", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file instead of stdout.")
 def report(policy: str, fmt: str, output: str | None) -> None:

@@ -103,9 +103,16 @@ def provenance_rows(compilation: Compilation, selector: str) -> list[ProvenanceR
     report = compilation.report
 
     def located(paths: Sequence[Path]) -> list[str]:
-        """'FILE:LINE:COL path' of each, in the order they stand in the file."""
-        places = [(report.source_map.locate(p) if report.source_map else (1, 1), p) for p in paths]
-        return [f"{report.file}:{line}:{column} {where(p)}" for (line, column), p in sorted(places, key=lambda x: x[0])]
+        """'FILE:LINE:COL path' of each, in the order they stand in their files (a policy directory's: the file each
+        was written in)."""
+        source_map = report.source_map
+        places = []
+        for p in paths:
+            origin = source_map.file_of(p) if source_map else None
+            line, column = source_map.locate(p) if source_map else (1, 1)
+            own = (*origin[2], *p[len(origin[1]) :]) if origin else p  # its place in its own file
+            places.append(((origin[0] if origin else report.file, line, column), own))
+        return [f"{file}:{line}:{column} {where(p)}" for (file, line, column), p in sorted(places, key=lambda x: x[0])]
 
     rows = []
     for artifact in compilation.artifacts:

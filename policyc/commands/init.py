@@ -75,3 +75,33 @@ spec:
 _default, *_others = SCHEDULERS
 STARTER = _STARTER.replace("@BACKEND@", f"{_default:<22}# or {' or '.join(_others)}: each has its own settings")
 """The starter policy, naming the registered scheduler backends."""
+
+
+def team_file(team: str) -> str:
+    """A commented team document (`policyc init --team NAME`): one tenant and one workload, for a policy directory."""
+    return f"""\
+# The file of team '{team}' in a policy directory (docs/teams.md), written by `policyc init --team {team}`.
+# The team owns this file (CODEOWNERS); the platform team owns the platform file (kind ClusterPolicy), whose
+# spec.teams says which priority classes and GPU tiers a team may use and the most quota it may take.
+# Check it alone with: policyc validate THIS_FILE --platform POLICY_DIR; the whole policy: policyc validate POLICY_DIR
+apiVersion: policyc.io/v1alpha1
+kind: Tenant
+metadata:
+  name: {team}
+spec:
+  tenants:                      # the team's own tenants: names and namespaces no other team claims
+    - name: {team}
+      namespaces: [{team}]
+      priorityClasses: [training]   # classes the platform grants teams (spec.teams.priorityClasses)
+      queue: {{weight: 1, capability: {{gpu: 8}}}}
+      quota: {{requests: {{cpu: "64", memory: 512Gi, gpu: 8}}}}   # within spec.teams.maxQuota
+  workloads:                    # each runs as one of the tenants above
+    - name: {team}-training
+      type: training
+      tenant: {team}
+      gpuTier: large            # a tier the platform grants teams (spec.teams.gpuTiers)
+      gpus: 8
+      cpu: "32"                 # requests per pod, within the tenant's quota
+      memory: 256Gi
+      priorityClass: training
+"""

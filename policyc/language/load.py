@@ -58,6 +58,18 @@ class SourceMap:
     """The source text of every number and boolean, for hints such as 'quote it: "1.30"'."""
     rejected: set[Path] = field(default_factory=set)
     """Values already reported as unusable (loaded as null): later stages stay quiet about them."""
+    files: dict[Path, tuple[str, Path]] = field(default_factory=dict)
+    """For a policy merged from a directory (`policyc.language.teams`): the file each subtree was written in and its
+    path there, by the path of its root in the merged policy; empty for a policy of one file."""
+
+    def file_of(self, path: Path) -> tuple[str, Path, Path] | None:
+        """The file `path` (or its nearest ancestor listed in `files`) was written in, that ancestor's path in the
+        merged policy and in that file; None for a policy of one file."""
+        path = tuple(path)
+        while path not in self.files and path:
+            path = path[:-1]
+        found = self.files.get(path)
+        return None if found is None else (found[0], path, found[1])
 
     def is_rejected(self, path: Path) -> bool:
         """Whether `path` is, or lies below, a value already reported as unusable."""
@@ -94,7 +106,20 @@ def _fatal(name: str, message: str, line: int = 1, column: int = 1, hint: str | 
 
 def load_file(path: str | os.PathLike[str], display_name: str | None = None) -> Document:
     """Read and load the policy at `path`; raises `PolicyError` when nothing usable can be loaded."""
-    name = display_name or os.fspath(path)
+    return load_bytes(_read(path), display_name or os.fspath(path))
+
+
+def load_documents(path: str | os.PathLike[str], display_name: str) -> list[Document]:
+    """Read and load every YAML document of the file at `path` (a policy directory's files may hold several); raises
+    `PolicyError` when nothing usable can be loaded."""
+    text = _decode(_read(path))
+    nodes = [n for n in _Builder.compose(text) if n.tag != _NULL]
+    if not nodes:
+        raise _fatal("empty-document", "the file holds no document", hint="remove the file, or write a policy in it")
+    return [_Builder(display_name).document(node) for node in nodes]
+
+
+def _read(path: str | os.PathLike[str]) -> bytes:
     try:
         size = os.stat(path).st_size
         if size > MAX_FILE_BYTES:
@@ -103,14 +128,17 @@ def load_file(path: str | os.PathLike[str], display_name: str | None = None) -> 
                 "input-too-large", f"the file is {size:,} bytes; policyc reads at most {MAX_FILE_BYTES:,}", hint=hint
             )
         with open(path, "rb") as f:
-            raw = f.read(MAX_FILE_BYTES + 1)
+            return f.read(MAX_FILE_BYTES + 1)
     except OSError as e:
         raise _fatal("unreadable-file", f"cannot read the policy: {e.strerror or e}") from None
-    return load_bytes(raw, name)
 
 
 def load_bytes(raw: bytes, file: str) -> Document:
     """Load a policy from bytes; raises `PolicyError` when nothing usable can be loaded."""
+    return _Builder(file).build(_decode(raw))
+
+
+def _decode(raw: bytes) -> str:
     if len(raw) > MAX_FILE_BYTES:
         raise _fatal("input-too-large", f"the input exceeds {MAX_FILE_BYTES:,} bytes")
     try:
@@ -127,7 +155,7 @@ def load_bytes(raw: bytes, file: str) -> Document:
 
         line, column = line_column(text, text.index("\x00"), "\n")
         raise _fatal("encoding", "the file contains a NUL byte", line, column, "is this a binary file?")
-    return _Builder(file).build(text)
+    return text
 
 
 def _located(d: Diagnostic, line: int, column: int) -> Diagnostic:
@@ -150,7 +178,9 @@ class _Builder:
     def error(self, node: Any, name: str, message: str, hint: str | None = None) -> None:
         self.diagnostics.append(_located(diag(name, message, hint=hint), *_pos(node)))
 
-    def build(self, text: str) -> Document:
+    @staticmethod
+    def compose(text: str) -> list[Any]:
+        """The documents of `text` as node graphs, refused first if they nest too deep."""
         too_deep = _flow_too_deep(text)  # libyaml's composer recurses in C: refuse before it overflows
         if too_deep is not None:
             from policyc.language.yaml_errors import line_column
@@ -160,7 +190,10 @@ class _Builder:
                 f"the document nests deeper than policyc accepts ({MAX_DEPTH} levels)",
                 *line_column(text, too_deep, "\n"),
             )
-        nodes = _compose(text)
+        return _compose(text)
+
+    def build(self, text: str) -> Document:
+        nodes = self.compose(text)
         if not nodes or (len(nodes) == 1 and nodes[0].tag == _NULL):  # nothing, or only "---"
             raise _fatal("empty-document", "the file holds no policy", hint="start from an example in policies/")
         for extra in nodes[1:]:
@@ -176,7 +209,10 @@ class _Builder:
                     1,
                 )
             )
-        root = nodes[0]
+        return self.document(nodes[0])
+
+    def document(self, root: Any) -> Document:
+        """The document whose root node is `root`."""
         self.source_map.values[()] = _pos(root)
         data = self.value(root, (), 0)
         if self.count > MAX_NODES or self.too_deep:

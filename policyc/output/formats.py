@@ -33,7 +33,7 @@ def render_text(report: Report, style: Callable[[str, Severity], str] | None = N
     lines = []
     for d in report.sorted():
         severity = style(str(d.severity), d.severity) if style else str(d.severity)
-        lines.append(f"{report.file}:{d.line or 1}:{d.column or 1}: {severity} {d.code}: {_text(d)}")
+        lines.append(f"{report.file_of(d)}:{d.line or 1}:{d.column or 1}: {severity} {d.code}: {_text(d)}")
     return "\n".join(lines)
 
 
@@ -43,7 +43,7 @@ def to_json(reports: Sequence[Report], summary: dict | None = None) -> str:
     an audit's finding; `summary` (an audit's counts) is added as it is given."""
     items = [
         {
-            "file": report.file,
+            "file": report.file_of(d),
             "line": d.line or 1,
             "column": d.column or 1,
             "severity": str(d.severity),
@@ -77,11 +77,13 @@ def _escape_property(text: str) -> str:
 def to_github(reports: Sequence[Report]) -> str:
     """GitHub Actions workflow commands, most severe first; then the full list as text, since Actions shows
     only 10 annotations of each kind per step."""
-    entries = sorted(((r, d) for r in reports for d in r.sorted()),
-                     key=lambda e: (_RANK[e[1].severity], e[0].file, e[1].line or 0, e[1].column or 0))  # fmt: skip
+    entries = sorted(
+        ((r, d) for r in reports for d in r.sorted()),
+        key=lambda e: (_RANK[e[1].severity], e[0].file_of(e[1]), e[1].line or 0, e[1].column or 0),
+    )
     lines = []
     for report, d in entries:
-        props = (f"file={_escape_property(_uri(report.file))},line={d.line or 1},col={d.column or 1},"
+        props = (f"file={_escape_property(_uri(report.file_of(d)))},line={d.line or 1},col={d.column or 1},"
                  f"title={_escape_property(_title(d))}")  # fmt: skip
         lines.append(f"::{_GITHUB_COMMAND[d.severity]} {props}::{_escape_data(_text(d))}")
     if entries:
@@ -144,7 +146,7 @@ def to_sarif(reports: Sequence[Report]) -> str:
             "locations": [
                 {
                     "physicalLocation": {
-                        "artifactLocation": {"uri": _uri(report.file)},
+                        "artifactLocation": {"uri": _uri(report.file_of(d))},
                         "region": {"startLine": d.line or 1, "startColumn": d.column or 1},
                     },
                     **({"logicalLocations": [_logical(d.subject)]} if d.subject else {}),

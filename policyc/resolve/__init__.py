@@ -37,6 +37,7 @@ def resolve(parsed: Parsed, file: str) -> tuple[ir.Cluster | None, list[Diagnost
     control_plane = nodes.control_plane(ctx, claims)
     classes = tenants.priority_classes(ctx)
     class_names = {c.name for c in classes}
+    tenants.team_grant(ctx, class_names, {t.name for t in tiers})
     by_name = tenants.tenants(ctx, class_names, tiers, pools)
     resolved = workloads.workloads(ctx, {t.name: t for t in tiers}, by_name, classes, pools)
     agents = operations.node_agents(ctx, pools)

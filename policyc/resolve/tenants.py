@@ -24,6 +24,20 @@ def priority_classes(ctx: Context) -> list[ir.PriorityClass]:
     ]
 
 
+def team_grant(ctx: Context, class_names: set[str], tier_names: set[str]) -> None:
+    """Report a priority class or GPU tier that `spec.teams` grants teams but the policy does not define."""
+    grant = ctx.spec.teams
+    if grant is None:
+        return
+    for key, names, defined, rule, what in (
+        ("priorityClasses", grant.priority_classes, class_names, "unknown-priority-class", "priority class"),
+        ("gpuTiers", grant.gpu_tiers, tier_names, "unknown-gpu-tier", "GPU tier"),
+    ):
+        for j, name in enumerate(names or ()):
+            message = f"spec.teams grants teams unknown {what} '{name}'"
+            ctx.reference(name, defined, rule, message, ("spec", "teams", key, j), among=key)
+
+
 def tenants(ctx: Context, class_names: set[str], tiers: list[ir.Tier], pools: list[ir.Pool]) -> dict[str, ir.Tenant]:
     """The tenants by name; `tiers` and `pools` tell what 'gpu' means in their resource maps."""
     unique = ctx.unique("tenants", ctx.spec.tenants, "tenant")

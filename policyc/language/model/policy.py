@@ -1303,6 +1303,28 @@ class Provisioning(Model):
     )
 
 
+class TeamGrant(Model):
+    """What a team may ask for in its own file of a policy directory (a document of kind Tenant)."""
+
+    priority_classes: list[str] | None = Field(
+        None,
+        description=(
+            "Priority classes a team's tenants may list and its workloads use; a team's tenant must then list its "
+            "own. Omit to let teams use every class."
+        ),
+    )
+    gpu_tiers: list[str] | None = Field(
+        None, description="GPU tiers a team's workloads may run on. Omit to let teams use every tier."
+    )
+    max_quota: ResourceMap = Field(
+        default_factory=dict,
+        description=(
+            "The most a team may take, all its tenants together, of each resource named: the sum of their "
+            "quota.requests, each of which must then state it."
+        ),
+    )
+
+
 class Spec(Model):
     kubernetes_version: KubernetesVersion = Field(
         description='Kubernetes minor version (e.g. "1.33") whose API schemas verify the output.'
@@ -1347,6 +1369,13 @@ class Spec(Model):
             "pool of NVIDIA GPUs with the thresholds of its card, and your own rules, linted."
         ),
     )
+    teams: TeamGrant | None = Field(
+        None,
+        description=(
+            "In a policy directory, what the teams' own files (kind Tenant: their tenants and workloads) may ask "
+            "for; each file beyond it is an error in that file. Omit to grant teams what the policy has."
+        ),
+    )
     tenants: list[Tenant] = Field(default_factory=list, description="Teams sharing the cluster.")
     workloads: list[Workload] = Field(
         default_factory=list,
@@ -1374,6 +1403,32 @@ class ClusterPolicy(Model):
     kind: Literal["ClusterPolicy"] = Field(description="Always ClusterPolicy.")
     metadata: Metadata
     spec: Spec
+
+
+class TeamSpec(Model):
+    tenants: list[Tenant] = Field(default_factory=list, description="The team's own tenants.")
+    workloads: list[Workload] = Field(
+        default_factory=list, description="The team's workload classes, each running as one of its tenants."
+    )
+
+
+class TeamDocument(Model):
+    """A team's document of a policy directory: its tenants and workloads, within the platform's spec.teams."""
+
+    model_config = ConfigDict(title="Tenant")
+
+    api_version: Literal["policyc.io/v1alpha1"] = Field(description="The platform document's apiVersion.")
+    kind: Literal["Tenant"] = Field(description="Always Tenant.")
+    metadata: Metadata
+    spec: TeamSpec
+
+
+@cache
+def team_model() -> type[TeamDocument]:
+    """`TeamDocument`, complete (a workload's kinds follow from the registered backends, as in `policy_model`); for
+    its JSON Schema: a policy directory checks a team's document merged into the platform's policy."""
+    workload = _with_types(Workload, kind=_workload_kinds() | None)
+    return _with_types(TeamDocument, spec=_with_types(TeamSpec, workloads=list[workload]))
 
 
 @cache
