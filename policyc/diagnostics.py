@@ -67,10 +67,11 @@ def diag(
     hint: str | None = None,
     at_key: bool = False,
     related: Path | None = None,
+    subject: ObjectRef | None = None,
 ) -> Diagnostic:
-    """Create a diagnostic of the rule `name` (see `policyc.codes`)."""
+    """Create a diagnostic of the rule `name` (see `policyc.codes`); `subject`: the cluster object it is about."""
     r = rule(name)
-    return Diagnostic(r.code, r.severity, message, tuple(path), hint, at_key, related)
+    return Diagnostic(r.code, r.severity, message, tuple(path), hint, at_key, related, subject=subject)
 
 
 def closest(word: str, candidates: Iterable[str]) -> str | None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
 from typing import Any
 
 from policyc.audit.build import Build, Expected, Identity, identity
@@ -117,13 +116,11 @@ def _apply(build: Build, expected: Expected) -> str:
 
 def _missing(build: Build, expected: Expected) -> Diagnostic:
     r = ref(expected.obj)
-    return replace(
-        diag(
-            "object-missing",
-            f"{r}: the build has it (in {expected.file}), the cluster does not",
-            expected.sources[0] if expected.sources else (),
-            hint=_apply(build, expected),
-        ),
+    return diag(
+        "object-missing",
+        f"{r}: the build has it (in {expected.file}), the cluster does not",
+        expected.sources[0] if expected.sources else (),
+        hint=_apply(build, expected),
         subject=r,
     )
 
@@ -135,22 +132,18 @@ def _changed(build: Build, expected: Expected, live: dict, changed: list[FieldPa
     more = f" and {len(changed) - SHOWN} more field(s)" if len(changed) > SHOWN else ""
     applied = _last_applied(live)
     if applied is not None and not [f for f in changed if _value(live, f) != _value(applied, f)]:
-        return replace(
-            diag(
-                "object-outdated",
-                f"{r}: {said}{more}, as the last kubectl apply left it: the cluster runs another build",
-                expected.sources[0] if expected.sources else (),
-                hint=_apply(build, expected),
-            ),
-            subject=r,
-        )
-    return replace(
-        diag(
-            "object-changed",
-            f"{r}: {said}{more}",
+        return diag(
+            "object-outdated",
+            f"{r}: {said}{more}, as the last kubectl apply left it: the cluster runs another build",
             expected.sources[0] if expected.sources else (),
             hint=_apply(build, expected),
-        ),
+            subject=r,
+        )
+    return diag(
+        "object-changed",
+        f"{r}: {said}{more}",
+        expected.sources[0] if expected.sources else (),
+        hint=_apply(build, expected),
         subject=r,
     )
 
@@ -194,12 +187,10 @@ def _stale(live: dict, path: Path) -> Diagnostic:
     """`path`: the tenant of its namespace, if any."""
     r = ref(live)
     scope = f" -n {r.namespace}" if r.namespace else ""
-    return replace(
-        diag(
-            "object-stale",
-            f"{r}: carries policyc's labels for this policy, the build has no such object",
-            path,
-            hint=f"run `kubectl delete {r.kind.lower()}{scope} {r.name}`",
-        ),
+    return diag(
+        "object-stale",
+        f"{r}: carries policyc's labels for this policy, the build has no such object",
+        path,
+        hint=f"run `kubectl delete {r.kind.lower()}{scope} {r.name}`",
         subject=r,
     )

@@ -83,8 +83,8 @@ def check(cluster: Cluster, nodes: list[Node], pools: Mapping[str, Pool], strict
                 path,
                 hint=f"join node {name} to the cluster (then run the build's nodes/apply.sh), or remove it from "
                 f"{owner} in the policy",
+                subject=ObjectRef("v1", "Node", None, name),
             )
-            d = replace(d, subject=ObjectRef("v1", "Node", None, name))
             yield replace(d, severity=Severity.ERROR) if strict else d
 
 
@@ -103,14 +103,11 @@ def _labels(cluster: Cluster, node: Node, wanted: Mapping[str, str], owner: str,
     said += [f"carries {k}={node.labels[k]}, which its pool does not set" for k in stale]
     command = " ".join([*(f"{k}={v}" for k, v in wrong), *(f"{k}-" for k in stale)])
     overwrite = " --overwrite" if any(k in node.labels for k, _ in wrong) else ""
-    yield replace(
-        diag(
-            "node-labels",
-            f"Node {node.name} {owner}: {'; '.join(said)}",
-            path,
-            hint=f"run `kubectl label node {node.name} {command}{overwrite}` (the build's nodes/apply.sh does the "
-            "same)",
-        ),
+    yield diag(
+        "node-labels",
+        f"Node {node.name} {owner}: {'; '.join(said)}",
+        path,
+        hint=f"run `kubectl label node {node.name} {command}{overwrite}` (the build's nodes/apply.sh does the same)",
         subject=node.ref,
     )
 
@@ -123,13 +120,11 @@ def _taints(cluster: Cluster, node: Node, wanted: Iterable[Taint], owner: str, p
         return
     said = [f"lacks taint {t}" for t in missing] + [f"carries taint {t}, which it should not" for t in stale]
     command = " ".join([*(str(t) for t in missing), *(f"{t}-" for t in stale)])
-    yield replace(
-        diag(
-            "node-taints",
-            f"Node {node.name} {owner}: {'; '.join(said)}",
-            path,
-            hint=f"run `kubectl taint node {node.name} {command}` (the build's nodes/apply.sh does the same)",
-        ),
+    yield diag(
+        "node-taints",
+        f"Node {node.name} {owner}: {'; '.join(said)}",
+        path,
+        hint=f"run `kubectl taint node {node.name} {command}` (the build's nodes/apply.sh does the same)",
         subject=node.ref,
     )
 
@@ -155,14 +150,12 @@ def _shape(cluster: Cluster, node: Node, pool: Pool) -> Iterator[Diagnostic]:
     if pool.discovered_product and product is not None and product != pool.product:
         said.append(f"GPU Feature Discovery labels it {pool.product_key}={product}, the pool declares {pool.product}")
     if said:
-        yield replace(
-            diag(
-                "node-shape",
-                f"Node {node.name} of pool {pool.name}: {'; '.join(said)}",
-                (*pool.path, "gpu"),
-                hint=f"check the node's GPUs and device plugin (`kubectl describe node {node.name}`), or move it to "
-                "a pool of its shape in the policy",
-            ),
+        yield diag(
+            "node-shape",
+            f"Node {node.name} of pool {pool.name}: {'; '.join(said)}",
+            (*pool.path, "gpu"),
+            hint=f"check the node's GPUs and device plugin (`kubectl describe node {node.name}`), or move it to "
+            "a pool of its shape in the policy",
             subject=node.ref,
         )
 
@@ -183,13 +176,11 @@ def _gpu_node(cluster: Cluster, node: Node) -> bool:
 def _unmanaged(cluster: Cluster, node: Node) -> Diagnostic:
     product = next((node.labels[v.product_label] for v in VENDORS.values() if v.product_label in node.labels), None)
     what = f" ({product})" if product else ""
-    return replace(
-        diag(
-            "unmanaged-node",
-            f"Node {node.name}: a GPU node{what} in no pool of the policy, nothing keeps other pods off it",
-            ("spec", "nodePools"),
-            hint=f"list {node.name} in the nodes of a pool of its GPUs in the policy, build, and run the build's "
-            f"nodes/apply.sh; or take it out of the cluster (`kubectl delete node {node.name}`)",
-        ),
+    return diag(
+        "unmanaged-node",
+        f"Node {node.name}: a GPU node{what} in no pool of the policy, nothing keeps other pods off it",
+        ("spec", "nodePools"),
+        hint=f"list {node.name} in the nodes of a pool of its GPUs in the policy, build, and run the build's "
+        f"nodes/apply.sh; or take it out of the cluster (`kubectl delete node {node.name}`)",
         subject=node.ref,
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from policyc.backends.interface import SchedulerBackend
 from policyc.diagnostics import Diagnostic, ObjectRef, Path, diag, listing
@@ -166,13 +166,11 @@ def _finding(pod: dict, node: str, v: Verdict) -> Diagnostic:
     meta = pod.get("metadata") or {}
     namespace, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
     on = f" on node {node}" if node else ""
-    return replace(
-        diag(
-            v.rule,
-            f"Pod {namespace}/{name}{on}: {v.wrong}",
-            v.path,
-            hint=f"run it again {v.change}: change its workload's manifest, then `kubectl delete pod -n {namespace} "
-            f"{name}`",
-        ),
+    return diag(
+        v.rule,
+        f"Pod {namespace}/{name}{on}: {v.wrong}",
+        v.path,
+        hint=f"run it again {v.change}: change its workload's manifest, then `kubectl delete pod -n {namespace} "
+        f"{name}`",
         subject=ObjectRef("v1", "Pod", namespace, name),
     )
