@@ -48,3 +48,81 @@ def test_the_garbage_collector_is_left_as_it_was(enabled: bool) -> None:
         assert gc.isenabled() is enabled
     finally:
         (gc.enable if was else gc.disable)()
+
+
+# The proofs in a child process (`prove_apart`, which `policyc build` and `validate` take in a process of their own).
+
+INVALID = Path(__file__).parent / "cases" / "invalid"
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        POLICIES / "ai-prod.yaml",
+        INVALID / "pc504-nowhere-untolerated-taint.yaml",  # found by the placement proof
+        INVALID / "pc508-node-agent-untolerated.yaml",  # by the node-agent proof
+        INVALID / "pc103-missing-domain.yaml",  # by the checks, before anything is proven
+    ],
+    ids=lambda p: p.stem,
+)
+def test_proven_apart_is_proven_in_order(policy: Path) -> None:
+    """The same diagnostics in the same order, and the same files (none when the proofs fail), apart or not."""
+    here, apart = policyc.compile(policy), policyc.compile(policy, prove_apart=True)
+    assert apart.report.diagnostics == here.report.diagnostics
+    assert apart.files == here.files
+    assert apart.ok is here.ok
+
+
+def test_proven_apart_in_a_child_process(monkeypatch) -> None:
+    """The proofs run in another process: what they change of the cluster stays there."""
+    import os
+
+    from policyc import proof
+
+    pids = []
+    real = proof.prove
+
+    def spy(*args, **kwargs):
+        pids.append(os.getpid())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(proof, "prove", spy)
+    monkeypatch.setattr("threading.active_count", lambda: 1)  # pytest's own threads would keep it here
+    result = policyc.compile(POLICIES / "ai-prod.yaml", prove_apart=True)
+    assert result.ok and result.files
+    assert pids == []  # appended in the child's memory, not in this process's
+
+
+def test_a_failure_in_the_proofs_process_is_raised_here(monkeypatch) -> None:
+    """A bug in a proof is an exception in this process, with the child's traceback as a note; an exception
+    that cannot be pickled comes as a RuntimeError of its text."""
+    from policyc import proof
+
+    class Unpicklable(Exception):
+        def __init__(self, a, b):
+            super().__init__(f"{a} and {b}")
+
+    def broken(*args, **kwargs):
+        raise Unpicklable("one", "two")
+
+    monkeypatch.setattr(proof, "prove", broken)
+    monkeypatch.setattr("threading.active_count", lambda: 1)
+    with pytest.raises(RuntimeError, match="Unpicklable: one and two") as raised:
+        policyc.compile(POLICIES / "ai-prod.yaml", prove_apart=True)
+    assert any("in the proofs' process" in note and "broken" in note for note in raised.value.__notes__)
+
+    def also_broken(*args, **kwargs):
+        raise KeyError("lost")
+
+    monkeypatch.setattr(proof, "prove", also_broken)
+    with pytest.raises(KeyError, match="lost"):
+        policyc.compile(POLICIES / "ai-prod.yaml", prove_apart=True)
+
+
+def test_where_other_threads_run_the_proofs_run_here(monkeypatch) -> None:
+    """A process with other threads (a progress display) is not forked."""
+    import os
+
+    monkeypatch.setattr("threading.active_count", lambda: 2)
+    monkeypatch.setattr(os, "fork", lambda: pytest.fail("forked"))
+    assert policyc.compile(POLICIES / "minimal.yaml", prove_apart=True).ok
