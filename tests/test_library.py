@@ -65,8 +65,10 @@ INVALID = Path(__file__).parent / "cases" / "invalid"
     ],
     ids=lambda p: p.stem,
 )
-def test_proven_apart_is_proven_in_order(policy: Path) -> None:
+def test_proven_apart_is_proven_in_order(policy: Path, monkeypatch) -> None:
     """The same diagnostics in the same order, and the same files (none when the proofs fail), apart or not."""
+    monkeypatch.setattr("policyc.compiler.APART_FROM_OBJECTS", 0)  # these policies are small
+    monkeypatch.setattr("threading.active_count", lambda: 1)  # pytest's own threads would keep it here
     here, apart = policyc.compile(policy), policyc.compile(policy, prove_apart=True)
     assert apart.report.diagnostics == here.report.diagnostics
     assert apart.files == here.files
@@ -88,6 +90,7 @@ def test_proven_apart_in_a_child_process(monkeypatch) -> None:
 
     monkeypatch.setattr(proof, "prove", spy)
     monkeypatch.setattr("threading.active_count", lambda: 1)  # pytest's own threads would keep it here
+    monkeypatch.setattr("policyc.compiler.APART_FROM_OBJECTS", 0)  # the example is small
     result = policyc.compile(POLICIES / "ai-prod.yaml", prove_apart=True)
     assert result.ok and result.files
     assert pids == []  # appended in the child's memory, not in this process's
@@ -107,6 +110,7 @@ def test_a_failure_in_the_proofs_process_is_raised_here(monkeypatch) -> None:
 
     monkeypatch.setattr(proof, "prove", broken)
     monkeypatch.setattr("threading.active_count", lambda: 1)
+    monkeypatch.setattr("policyc.compiler.APART_FROM_OBJECTS", 0)
     with pytest.raises(RuntimeError, match="Unpicklable: one and two") as raised:
         policyc.compile(POLICIES / "ai-prod.yaml", prove_apart=True)
     assert any("in the proofs' process" in note and "broken" in note for note in raised.value.__notes__)
@@ -119,10 +123,14 @@ def test_a_failure_in_the_proofs_process_is_raised_here(monkeypatch) -> None:
         policyc.compile(POLICIES / "ai-prod.yaml", prove_apart=True)
 
 
-def test_where_other_threads_run_the_proofs_run_here(monkeypatch) -> None:
-    """A process with other threads (a progress display) is not forked."""
+def test_where_other_threads_run_or_few_objects_are_emitted_the_proofs_run_here(monkeypatch) -> None:
+    """A process with other threads (a progress display) is not forked, nor one that emits fewer objects than
+    forking is worth."""
     import os
 
-    monkeypatch.setattr("threading.active_count", lambda: 2)
     monkeypatch.setattr(os, "fork", lambda: pytest.fail("forked"))
-    assert policyc.compile(POLICIES / "minimal.yaml", prove_apart=True).ok
+    monkeypatch.setattr("threading.active_count", lambda: 1)
+    assert policyc.compile(POLICIES / "ai-prod.yaml", prove_apart=True).ok  # 22 objects
+    monkeypatch.setattr("policyc.compiler.APART_FROM_OBJECTS", 0)
+    monkeypatch.setattr("threading.active_count", lambda: 2)
+    assert policyc.compile(POLICIES / "ai-prod.yaml", prove_apart=True).ok
