@@ -277,7 +277,9 @@ class _Apart:
         finally:
             _, status = os.waitpid(self.pid, 0)
         if not payload:
-            raise RuntimeError(f"the proofs' process ended without a result (status {status})")
+            code = os.waitstatus_to_exitcode(status)
+            ended = f"signal {-code}" if code < 0 else f"exit code {code}"
+            raise RuntimeError(f"the proofs' process ended without a result ({ended})")
         done, value = pickle.loads(payload)
         if done:
             return value

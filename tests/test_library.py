@@ -134,3 +134,17 @@ def test_where_other_threads_run_or_few_objects_are_emitted_the_proofs_run_here(
     monkeypatch.setattr("policyc.compiler.APART_FROM_OBJECTS", 0)
     monkeypatch.setattr("threading.active_count", lambda: 2)
     assert policyc.compile(POLICIES / "ai-prod.yaml", prove_apart=True).ok
+
+
+def test_a_proofs_process_that_dies_is_an_error_here(monkeypatch) -> None:
+    """A child that ends without sending anything (killed, out of memory) fails the build, saying how it ended."""
+    import os
+    import signal
+
+    from policyc import proof
+
+    monkeypatch.setattr(proof, "prove", lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL))
+    monkeypatch.setattr("threading.active_count", lambda: 1)
+    monkeypatch.setattr("policyc.compiler.APART_FROM_OBJECTS", 0)
+    with pytest.raises(RuntimeError, match="the proofs' process ended without a result \\(signal 9\\)"):
+        policyc.compile(POLICIES / "ai-prod.yaml", prove_apart=True)
