@@ -2,8 +2,8 @@
 
     python bench/bench.py [--repeat 3] [--rounds 9] [--quick] [--start]
 
-For policies of growing size (bench/generate.py, Volcano backend) it prints, per size, the wall time of each
-stage (load, parse, check, emit, verify, prove, render, write), the total, the peak memory of a process that
+For policies of growing size (bench/generate.py, the default scheduler backend) it prints, per size, the wall time
+of each stage (load, parse, check, emit, verify, prove, render, write), the total, the peak memory of a process that
 builds it, and objects per second; the naive verification a user would otherwise run
 (kubernetes_validate.validate per emitted object) against policyc's on the same objects; and how the cost
 grows with the input. In-process figures are the best of --repeat runs, as timing noise only ever adds.
@@ -417,7 +417,7 @@ def builds(sizes: list[tuple[int, int, int, int]], args: argparse.Namespace) -> 
         naive, ours, compared = naive_verification(rows[-1][1]["result"], args.naive_sample)
         growth = [[name, growth_cell(name, sizes, Path(tmp), args.repeat), GROWTH_TARGET] for name in SCHEDULERS]
 
-    print(f"volcano, in-process stages (best of {args.repeat}):\n")
+    print(f"{next(iter(SCHEDULERS))}, in-process stages (best of {args.repeat}):\n")
     header = ["nodes/pools/tenants/workloads", "objects", *STAGES, "total", "cold process", "peak MiB", "objects/s"]
     print_table(header, [
         [f"{nodes}/{pools}/{tenants}/{workloads}", str(f["objects"]), *(f"{f[s] * 1000:.0f} ms" for s in STAGES),

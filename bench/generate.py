@@ -1,22 +1,25 @@
 """Generate a valid policy of a given size for the benchmark.
 
-    python bench/generate.py --nodes 5000 --pools 100 --tenants 500 --workloads 200 [--backend kueue]
+    python bench/generate.py --nodes 5000 --pools 100 --tenants 500 --workloads 200 [--backend NAME]
         [--provisioning NAME] > big.yaml
 
 Pools cycle through three GPU tiers and the three usages; every tenant owns two namespaces, a queue with a
 guarantee and a quota; workloads spread over tenants and tiers, half training, half inference. The
 guarantees and quotas are sized to fit the cluster, so the policy compiles without errors.
 
-The scheduler backend is volcano unless `backend` names another (`spec.scheduler: {backend: ...}`; the
-volcano policy leaves it out, as it always has). Only volcano runs VolcanoJobs: for the others the training
-workloads are batch/v1 Jobs and PyTorchJobs.
+The scheduler backend is the default one (the registry's first, `policyc.registry.SCHEDULERS`) unless `backend`
+names another (`spec.scheduler: {backend: ...}`; the default backend's policy leaves it out). What differs by backend
+is asked of its settings (`policyc.registry.settings`), never decided by its name: the training workloads are of its
+default training kind and PyTorchJobs. The rest is what every backend takes as it is: the tenants' queues state no
+weight (a backend whose queues have none warns of one), and the batch priority class is below 100 (a backend runs
+priority 100 and up as non-preemptible, only within quota).
 
 The pools are static, their nodes listed as ranges, unless `provisioning` names another node provisioner: its pools
 are pools by size (`provisioning: NAME`, `count`), whose nodes are not listed, and which have no node-count cap.
 Karpenter pools state `maxNodes` instead (Karpenter keeps no node idle, so a count it would not keep warns), name
-their GPU as Karpenter labels instances (`karpenter: {gpuName: h100}`), and Volcano runs
-without its enqueue action with them (it would hold back a job whose nodes do not exist yet, and Karpenter makes
-nodes only for pods that wait); their tenants' queues have no guarantee, which would wait for scale-up.
+their GPU as Karpenter labels instances (`karpenter: {gpuName: h100}`), and a backend with an enqueue action runs
+without it (it would hold back a job whose nodes do not exist yet, and Karpenter makes nodes only for pods that wait);
+their tenants' queues have no guarantee, which would wait for scale-up.
 """
 
 from __future__ import annotations
@@ -24,16 +27,18 @@ from __future__ import annotations
 import argparse
 import sys
 
+from policyc.registry import SCHEDULERS, settings
+
 TIERS = (("high", "NVIDIA-H100-80GB"), ("mid", "NVIDIA-A40"), ("low", "NVIDIA-L4"))
 KARPENTER_GPU_NAMES = {"NVIDIA-H100-80GB": "h100", "NVIDIA-A40": "a40", "NVIDIA-L4": "l4"}
 """karpenter.k8s.aws/instance-gpu-name of each product."""
-VOLCANO_WITHOUT_ENQUEUE = "  scheduler: {backend: volcano, actions: [allocate, preempt, reclaim, backfill]}"
 USAGES = ("training", "inference", "hybrid")
 
 
 def policy(
-    nodes: int, pools: int, tenants: int, workloads: int, backend: str = "volcano", provisioning: str = "static"
+    nodes: int, pools: int, tenants: int, workloads: int, backend: str | None = None, provisioning: str = "static"
 ) -> str:
+    backend = backend or next(iter(SCHEDULERS))
     per_pool = max(1, nodes // pools)
     width = len(str(per_pool))
     out = [
@@ -50,8 +55,7 @@ def policy(
         "  priorityClasses:",
         "    - {name: serving, value: 2000, preemptionPolicy: Never}",
         "    - {name: prod, value: 1000}",
-        # KAI runs priority >= 100 as non-preemptible, only within quota (PC804): batch stays preemptible there.
-        f"    - {{name: batch, value: {50 if backend == 'kai' else 100}, globalDefault: true}}",
+        "    - {name: batch, value: 50, globalDefault: true}",
         "  nodePools:",
     ]
     for p in range(pools):
@@ -80,18 +84,17 @@ def policy(
     guaranteed = "" if provisioning == "karpenter" else f"guarantee: {{gpu: {guarantee}}}, "
     out.append("  tenants:")
     for t in range(tenants):
-        weight = "" if backend == "yunikorn" else f"weight: {1 + t % 4}, "  # YuniKorn queues have none (a warning)
         out += [
             f"    - name: team-{t:04d}",
             f"      namespaces: [team-{t:04d}, team-{t:04d}-dev]",
             "      priorityClasses: [prod, batch, serving]",
-            f"      queue: {{{weight}{guaranteed}capability: {{gpu: {capability}}}}}",
+            f"      queue: {{{guaranteed}capability: {{gpu: {capability}}}}}",
             f'      quota: {{requests: {{cpu: "{capability * 11}", memory: {capability * 115}Gi, gpu: {capability}}}, '
             f'limits: {{cpu: "{capability * 12}"}}}}',
             "      limitRange: {defaultRequest: {cpu: 500m, memory: 1Gi}, default: {cpu: '1', memory: 2Gi}}",
         ]
     out.append("  workloads:")
-    training = ("VolcanoJob" if backend == "volcano" else "Job", "PyTorchJob")
+    training = (settings(backend).DEFAULT_KINDS["training"], "PyTorchJob")
     kinds = {"training": training, "inference": ("Deployment",)}
     for w in range(workloads):
         kind_type = "training" if w % 2 == 0 else "inference"
@@ -103,9 +106,12 @@ def policy(
 
 
 def _scheduler(backend: str, provisioning: str) -> list[str]:
-    if backend != "volcano":
-        return [f"  scheduler: {{backend: {backend}}}"]
-    return [VOLCANO_WITHOUT_ENQUEUE] if provisioning == "karpenter" else []
+    """`spec.scheduler`: none for the default backend, unless its actions must leave out enqueue (with Karpenter)."""
+    actions = settings(backend).Settings.model_fields.get("actions")
+    defaults = actions.get_default(call_default_factory=True) if actions is not None else []
+    if provisioning == "karpenter" and "enqueue" in defaults:
+        return [f"  scheduler: {{backend: {backend}, actions: [{', '.join(a for a in defaults if a != 'enqueue')}]}}"]
+    return [] if backend == next(iter(SCHEDULERS)) else [f"  scheduler: {{backend: {backend}}}"]
 
 
 def _pool_settings(provisioning: str, product: str) -> list[str]:
@@ -118,7 +124,7 @@ def main() -> None:
     parser.add_argument("--pools", type=int, default=100)
     parser.add_argument("--tenants", type=int, default=500)
     parser.add_argument("--workloads", type=int, default=200)
-    parser.add_argument("--backend", default="volcano", help="scheduler backend (spec.scheduler.backend)")
+    parser.add_argument("--backend", help="scheduler backend (spec.scheduler.backend; default: the default backend)")
     parser.add_argument(
         "--provisioning", default="static", help="node provisioner of the pools (pools by size but static)"
     )

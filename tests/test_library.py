@@ -48,3 +48,103 @@ def test_the_garbage_collector_is_left_as_it_was(enabled: bool) -> None:
         assert gc.isenabled() is enabled
     finally:
         (gc.enable if was else gc.disable)()
+
+
+# The proofs in a child process (`prove_apart`, which `policyc build` and `validate` take in a process of their own).
+
+INVALID = Path(__file__).parent / "cases" / "invalid"
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        POLICIES / "ai-prod.yaml",
+        INVALID / "pc504-nowhere-untolerated-taint.yaml",  # found by the placement proof
+        INVALID / "pc508-node-agent-untolerated.yaml",  # by the node-agent proof
+        INVALID / "pc103-missing-domain.yaml",  # by the checks, before anything is proven
+    ],
+    ids=lambda p: p.stem,
+)
+def test_proven_apart_is_proven_in_order(policy: Path, monkeypatch) -> None:
+    """The same diagnostics in the same order, and the same files (none when the proofs fail), apart or not."""
+    monkeypatch.setattr("policyc.compiler.APART_FROM_OBJECTS", 0)  # these policies are small
+    monkeypatch.setattr("threading.active_count", lambda: 1)  # pytest's own threads would keep it here
+    here, apart = policyc.compile(policy), policyc.compile(policy, prove_apart=True)
+    assert apart.report.diagnostics == here.report.diagnostics
+    assert apart.files == here.files
+    assert apart.ok is here.ok
+
+
+def test_proven_apart_in_a_child_process(monkeypatch) -> None:
+    """The proofs run in another process: what they change of the cluster stays there."""
+    import os
+
+    from policyc import proof
+
+    pids = []
+    real = proof.prove
+
+    def spy(*args, **kwargs):
+        pids.append(os.getpid())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(proof, "prove", spy)
+    monkeypatch.setattr("threading.active_count", lambda: 1)  # pytest's own threads would keep it here
+    monkeypatch.setattr("policyc.compiler.APART_FROM_OBJECTS", 0)  # the example is small
+    result = policyc.compile(POLICIES / "ai-prod.yaml", prove_apart=True)
+    assert result.ok and result.files
+    assert pids == []  # appended in the child's memory, not in this process's
+
+
+def test_a_failure_in_the_proofs_process_is_raised_here(monkeypatch) -> None:
+    """A bug in a proof is an exception in this process, with the child's traceback as a note; an exception
+    that cannot be pickled comes as a RuntimeError of its text."""
+    from policyc import proof
+
+    class Unpicklable(Exception):
+        def __init__(self, a, b):
+            super().__init__(f"{a} and {b}")
+
+    def broken(*args, **kwargs):
+        raise Unpicklable("one", "two")
+
+    monkeypatch.setattr(proof, "prove", broken)
+    monkeypatch.setattr("threading.active_count", lambda: 1)
+    monkeypatch.setattr("policyc.compiler.APART_FROM_OBJECTS", 0)
+    with pytest.raises(RuntimeError, match="Unpicklable: one and two") as raised:
+        policyc.compile(POLICIES / "ai-prod.yaml", prove_apart=True)
+    assert any("in the proofs' process" in note and "broken" in note for note in raised.value.__notes__)
+
+    def also_broken(*args, **kwargs):
+        raise KeyError("lost")
+
+    monkeypatch.setattr(proof, "prove", also_broken)
+    with pytest.raises(KeyError, match="lost"):
+        policyc.compile(POLICIES / "ai-prod.yaml", prove_apart=True)
+
+
+def test_where_other_threads_run_or_few_objects_are_emitted_the_proofs_run_here(monkeypatch) -> None:
+    """A process with other threads (a progress display) is not forked, nor one that emits fewer objects than
+    forking is worth."""
+    import os
+
+    monkeypatch.setattr(os, "fork", lambda: pytest.fail("forked"))
+    monkeypatch.setattr("threading.active_count", lambda: 1)
+    assert policyc.compile(POLICIES / "ai-prod.yaml", prove_apart=True).ok  # 22 objects
+    monkeypatch.setattr("policyc.compiler.APART_FROM_OBJECTS", 0)
+    monkeypatch.setattr("threading.active_count", lambda: 2)
+    assert policyc.compile(POLICIES / "ai-prod.yaml", prove_apart=True).ok
+
+
+def test_a_proofs_process_that_dies_is_an_error_here(monkeypatch) -> None:
+    """A child that ends without sending anything (killed, out of memory) fails the build, saying how it ended."""
+    import os
+    import signal
+
+    from policyc import proof
+
+    monkeypatch.setattr(proof, "prove", lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL))
+    monkeypatch.setattr("threading.active_count", lambda: 1)
+    monkeypatch.setattr("policyc.compiler.APART_FROM_OBJECTS", 0)
+    with pytest.raises(RuntimeError, match="the proofs' process ended without a result \\(signal 9\\)"):
+        policyc.compile(POLICIES / "ai-prod.yaml", prove_apart=True)

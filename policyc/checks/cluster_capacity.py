@@ -22,7 +22,7 @@ from fractions import Fraction
 
 from policyc.diagnostics import Diagnostic, diag, listing
 from policyc.gpu import dra
-from policyc.ir import Cluster, Tenant, queue_chain
+from policyc.ir import Cluster, Tenant, once_per_build, queue_chain
 from policyc.k8s.quantity import Quantity
 from policyc.pods import reachable_pools
 
@@ -86,15 +86,24 @@ def unkeepable(cluster: Cluster) -> set[str]:
     return {resource for resource, _ in _shortfalls(cluster)}
 
 
-def _shortfalls(cluster: Cluster) -> Iterator[tuple[str, Diagnostic]]:
+@once_per_build
+def _shortfalls(cluster: Cluster) -> list[tuple[str, Diagnostic]]:
+    """(resource, its diagnostic) for each resource whose guarantees cannot all be kept (once per build: `check` and
+    a backend's rules, through `unkeepable`, ask)."""
     guarantees = [(t, own) for t, own in own_guarantees(cluster) if own]
     if not guarantees:
-        return
+        return []
     reach = tenant_reach(cluster)
-    for resource in sorted({r for _, own in guarantees for r in own}):
-        demands = [(t, own[resource]) for t, own in guarantees if resource in own and not own[resource].is_zero()]
-        for d in _unkeepable(cluster, resource, demands, reach):
-            yield resource, d
+    return [
+        (resource, d)
+        for resource in sorted({r for _, own in guarantees for r in own})
+        for d in _unkeepable(
+            cluster,
+            resource,
+            [(t, own[resource]) for t, own in guarantees if resource in own and not own[resource].is_zero()],
+            reach,
+        )
+    ]
 
 
 def _unkeepable(

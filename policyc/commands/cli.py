@@ -28,6 +28,9 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 DIAGNOSTIC_FORMATS = ("text", "json", "github", "sarif")
 STDOUT = "-"
 """The output 'directory' that stands for standard output (`build -o -`)."""
+_own_process = False
+"""Whether the commands run in a process of policyc's own (`run`): build and validate then prove in a child process
+while they verify and render (`policyc.compile`'s `prove_apart`); not when called from another program (a test)."""
 
 _format_option = click.option(
     "--format",
@@ -109,7 +112,7 @@ def build(policy: str, output: str, check: bool, fmt: str, quiet: bool) -> None:
     drift = refused = None
     with shown(("compare" if check else "write",), quiet=quiet) as progress:
         progress.begin(policy)
-        compilation = compile_policy(Path(policy), name=policy, on_stage=progress.lap)
+        compilation = compile_policy(Path(policy), name=policy, on_stage=progress.lap, prove_apart=_own_process)
         if compilation.ok and compilation.cluster is not None and not to_stdout:
             compilation.report.extend(immutable_changes(compilation.cluster, output))
         if compilation.ok and check:
@@ -235,7 +238,9 @@ def validate(policies: tuple[str, ...], only_policies: bool, platform: str | Non
 
                 compilations.append(compile_team(policy, platform, on_stage=progress.lap))
             else:
-                compilations.append(compile_policy(Path(policy), name=policy, on_stage=progress.lap))
+                compilations.append(
+                    compile_policy(Path(policy), name=policy, on_stage=progress.lap, prove_apart=_own_process)
+                )
     _emit_diagnostics(compilations, fmt)
     if platform is not None and not quiet:
         click.echo(f"policyc: note: checked against {platform}'s platform document only: a tenant, namespace or "
@@ -591,9 +596,12 @@ def run() -> NoReturn:
     build): a command makes little cyclic garbage, and collections would traverse the objects of the imports and
     of the build again and again. Pydantic plugins installed beside policyc are not loaded: they could change how a
     policy is validated, and looking for them reads the metadata of every installed package (set
-    PYDANTIC_DISABLE_PLUGINS to choose otherwise)."""
+    PYDANTIC_DISABLE_PLUGINS to choose otherwise). And build and validate prove a policy in a child process while
+    they verify it and render its files (`policyc.compile`'s `prove_apart`): a process of its own may fork."""
+    global _own_process
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     gc.disable()
+    _own_process = True
     try:
         _run()
         code: object = EXIT_OK

@@ -70,6 +70,10 @@ def number(value: Decimal | float | int) -> str:
 # --- node names as a regex ---------------------------------------------------------------------------------------
 
 
+_LAST_NUMBER = re.compile(r"(.*?)([0-9]+)([^0-9]*)")
+"""A node name's last run of digits, with what comes before and after it."""
+
+
 def node_regex(nodes: Iterable[str]) -> str:
     """An RE2 regex that matches exactly these node names (Prometheus anchors `=~` at both ends).
 
@@ -80,7 +84,7 @@ def node_regex(nodes: Iterable[str]) -> str:
     groups: dict[tuple[str, str, int], list[str]] = {}
     literals: list[str] = []
     for name in sorted(set(nodes)):
-        match = re.fullmatch(r"(.*?)([0-9]+)([^0-9]*)", name)
+        match = _LAST_NUMBER.fullmatch(name)
         if match is None:
             literals.append(_literal(name))
             continue

@@ -106,7 +106,7 @@ def needs(
             wanted.add(defined[group, kind])
         for r in by_source.get((group, kind), ()):
             wanted.update((*r.target, "", name) for name in _values(obj, r.path))
-        if namespace and _makes_pods(obj.get("spec")):
+        if namespace and (group, kind) not in ACTS_ON_PODS and _makes_pods(obj.get("spec")):  # quotas make none
             wanted.update(_for_pods(present, obj, namespace, acting, node_side))
         wanted.discard(i)
         out[i] = frozenset(w for w in wanted if w in present)

@@ -267,6 +267,8 @@ class Quantity:
 
     def _combine(self, other: Quantity, sign: int) -> Quantity:
         # Like Quantity.Add/Sub: the result keeps the left operand's format unless the left operand is zero.
+        if other._coefficient == 0 and self._coefficient != 0:  # itself (quotas hold many zeros)
+            return self
         fmt = other._format if self._coefficient == 0 else self._format
         a, b = self._coefficient, sign * other._coefficient
         ea, eb = self._exponent, other._exponent

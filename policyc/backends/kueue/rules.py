@@ -16,7 +16,7 @@ from policyc.backends.kueue import conf as kueue_conf
 from policyc.backends.kueue import kube_scheduler_conf
 from policyc.checks import cluster_capacity, queues
 from policyc.diagnostics import Diagnostic, diag, listing
-from policyc.ir import Cluster, Pool
+from policyc.ir import Cluster, Pool, Tenant
 from policyc.k8s.quantity import Quantity
 from policyc.pods import usages
 
@@ -165,15 +165,19 @@ def _own_taints(cluster: Cluster, pool: Pool) -> bool:
 def _nominal_within_flavors(cluster: Cluster) -> Iterator[Diagnostic]:
     if not cluster.complete:  # totals over a partly parsed policy would mislead
         return
-    quotas = kueue.nominal_quotas(cluster)
     by_name = {t.name: t for t in cluster.tenants}
+    given: dict[tuple[str, str], list[tuple[Tenant, Quantity]]] = {}  # (flavor, resource) -> each tenant's, in order
+    for tenant, quota in kueue.nominal_quotas(cluster).items():
+        for flavor, amounts in quota.items():
+            for resource, amount in amounts.items():
+                if not amount.is_zero():
+                    given.setdefault((flavor, resource), []).append((by_name[tenant], amount))
     reported = cluster_capacity.unkeepable(cluster)  # guarantees no split can hold: one error, by the capacity check
     for f in kueue.all_flavors(cluster):
         for resource, available in kueue.flavor_capacity(cluster, f).items():
             if resource in reported:
                 continue
-            shares = [(by_name[t], q[f.name][resource]) for t, q in quotas.items() if f.name in q]
-            shares = [(t, a) for t, a in shares if not a.is_zero()]
+            shares = given.get((f.name, resource), [])
             total = sum((a for _, a in shares), Quantity.from_value(0))
             if total > available:
                 last = shares[-1][0]
