@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import jsonschema
 from click.testing import CliRunner
 
 from policyc.commands.cli import main
@@ -45,6 +46,8 @@ def test_sarif_log() -> None:
     result = validate("--format", "sarif", FIVE)
     log = json.loads(result.stdout)
     assert log["version"] == "2.1.0" and log["$schema"].endswith("sarif-2.1.0.json")
+    schema = json.loads((REPO / "tests" / "data" / "sarif-2.1.0.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft4Validator(schema).validate(log)  # OASIS's schema (tests/data/README.md)
     run = log["runs"][0]
     rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
     assert rules["PC302"]["defaultConfiguration"]["level"] == "error"
