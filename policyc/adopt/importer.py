@@ -8,6 +8,7 @@ from collections import Counter
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 
+from policyc.adopt.alerts import read_monitoring
 from policyc.adopt.draft import Draft, block, flow, guess, quoted
 from policyc.adopt.gpu_layouts import read_layouts
 from policyc.adopt.pools import IGNORED_LABEL_DOMAINS, read_nodes
@@ -55,6 +56,7 @@ SPEC_ORDER = (
     "admission",
     "tenants",
     "workloads",
+    "monitoring",
 )
 LISTED_KINDS = (
     NODE,
@@ -98,6 +100,7 @@ def import_policy(source: ClusterSource) -> str:
         tenants,
         Context(keys, tiers, _workload_kinds(reading), tuple(accelerators), _mig_profiles(draft)),
     )
+    read_monitoring(source, draft)
     _version(source, nodes, draft)
     _policy_name(source, draft, reading)
     _leftovers(source, draft)

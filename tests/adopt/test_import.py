@@ -50,16 +50,15 @@ def test_expanding_the_recovered_ranges_gives_back_exactly_the_names(parts: list
 
 VAP = "ValidatingAdmissionPolicy"
 MAP = "MutatingAdmissionPolicy"
-ALERTS = "spec.monitoring: alert rules are not read back (the import lists the PrometheusRule as not expressed)"
 NOT_ROUND_TRIPPING = {
     "minimal": {},
-    "ai-prod": {("PrometheusRule", "monitoring", "ai-prod-gpu-alerts"): ALERTS},
+    "ai-prod": {},
     "ai-prod-kueue": {
         ("ConfigMap", "kueue-system", "kueue-manager-config"): "Kueue's integrations follow the kinds of the "
         "workload templates, which are never applied to a cluster (the classes come back with the default kind)",
     },
     "ai-prod-kai": {},
-    "ai-prod-yunikorn": {("PrometheusRule", "monitoring", "ai-prod-gpu-alerts"): ALERTS},
+    "ai-prod-yunikorn": {},
     "ai-hier": {},
     "ai-dra": {},
     "ai-hetero": {
