@@ -22,7 +22,7 @@ from policyc.compiler import compile_text
 from policyc.gpu import dra
 from policyc.ir import LabelKeys
 from policyc.k8s import nfd, versions
-from policyc.registry import SCHEDULERS, scheduler, scheduler_adopt
+from policyc.registry import SCHEDULERS, scheduler, scheduler_adopt, settings
 from policyc.tenancy.policies import ACTIONS, policy_name
 
 PART_OF = "app.kubernetes.io/part-of"
@@ -100,6 +100,8 @@ def import_policy(source: ClusterSource) -> str:
         tenants,
         Context(keys, tiers, _workload_kinds(reading), tuple(accelerators), _mig_profiles(draft)),
     )
+    if reading is not None:
+        _integrated_kinds(draft, reading)
     read_monitoring(source, draft)
     _version(source, nodes, draft)
     _policy_name(source, draft, reading)
@@ -242,6 +244,22 @@ def _workload_kinds(reading: QueuesRead | None) -> dict[Kind, tuple[str, object]
     """The selected backend's workload kinds: (group, kind) -> (the policy's name, its pod templates)."""
     backend = scheduler(reading.scheduler["backend"] if reading else next(iter(SCHEDULERS)))
     return {Kind(k.group, k.kind): (name, k.pods) for name, k in backend.KINDS.items()}
+
+
+def _integrated_kinds(draft: Draft, reading: QueuesRead) -> None:
+    """A workload kind the scheduler's configuration shows some class runs, which no class read runs, goes to the
+    first class of its type whose kind the cluster does not show (guessed: which class it is is not there)."""
+    defaults = settings(reading.scheduler["backend"]).DEFAULT_KINDS
+    classes = draft.spec.get("workloads") or []
+    for kind, type_ in sorted(reading.workload_kinds.items()):
+        if any(w.get("kind", defaults[w["type"]]) == kind for w in classes):
+            continue
+        chosen = next((w for w in classes if "kind" not in w and w["type"] == type_), None)
+        if chosen is None:
+            draft.notes.append(f"the scheduler's configuration integrates {kind}: no {type_} class to run it")
+            continue
+        chosen["kind"] = kind
+        guess(chosen, "kind", f"the scheduler's configuration integrates {kind}; which class runs it is not there")
 
 
 def _version(source: ClusterSource, nodes: list[dict], draft: Draft) -> None:

@@ -57,6 +57,9 @@ class QueuesRead:
     """Field of `scheduler` -> from what its value was guessed."""
     policy_name: str | None = None
     """The policy's name, where the scheduler's objects show it (a root queue or cohort named after the policy)."""
+    workload_kinds: dict[str, str] = field(default_factory=dict)
+    """Workload kinds the scheduler's configuration shows some class runs -> the type of class that runs it (the
+    policy's kind names): the import gives the kind to a class whose kind the cluster does not show."""
 
 
 def number(quantity: object) -> object:

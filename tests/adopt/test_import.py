@@ -53,10 +53,7 @@ MAP = "MutatingAdmissionPolicy"
 NOT_ROUND_TRIPPING = {
     "minimal": {},
     "ai-prod": {},
-    "ai-prod-kueue": {
-        ("ConfigMap", "kueue-system", "kueue-manager-config"): "Kueue's integrations follow the kinds of the "
-        "workload templates, which are never applied to a cluster (the classes come back with the default kind)",
-    },
+    "ai-prod-kueue": {},
     "ai-prod-kai": {},
     "ai-prod-yunikorn": {},
     "ai-hier": {},
