@@ -49,29 +49,26 @@ _PENDING = ("GpuTemperatureHigh", "GpuMemoryTemperatureHigh", "GpuMemoryAlmostFu
 
 def read_monitoring(source: ClusterSource, draft: Draft) -> None:
     """`spec.monitoring` from policyc's PrometheusRule, where the cluster holds one."""
-    rules = [
-        obj
-        for obj in source.objects(PROMETHEUS_RULE)
-        if (obj["metadata"].get("labels") or {}).get(MANAGED_BY) == "policyc"
-        and obj["metadata"]["name"].endswith(RULE_SUFFIX)
-    ]
+    rules = [obj for obj in source.objects(PROMETHEUS_RULE) if _policycs(obj)]
     if len(rules) != 1:
         return  # none, or several policies' (the import writes one policy): those are listed as not expressed
     obj = rules[0]
     products = {p["name"]: p["gpu"]["product"] for p in draft.spec.get("nodePools") or [] if "gpu" in p}
     reading = _Reading(products)
-    for group in (obj.get("spec") or {}).get("groups") or []:
-        if group["name"].startswith(POOL_GROUP):
-            reading.pool(group["name"].removeprefix(POOL_GROUP), group.get("rules") or [])
-        elif group["name"] == EXTRA_GROUP:
-            reading.extra_rules = [_extra_rule(r) for r in group.get("rules") or []]
+    reading.groups((obj.get("spec") or {}).get("groups") or [])
     metadata = obj["metadata"]
     labels = {k: v for k, v in (metadata.get("labels") or {}).items() if k not in (MANAGED_BY, PART_OF)}
     draft.spec["monitoring"] = reading.block(metadata.get("namespace"), labels)
     for pool in draft.spec.get("nodePools") or []:
-        if pool["name"] in reading.card_memory and "gpu" in pool:
-            pool["gpu"].setdefault("memory", reading.card_memory[pool["name"]])
+        if pool["name"] in reading.card_memory:
+            pool["gpu"].setdefault("memory", reading.card_memory[pool["name"]])  # a pool with alerts has GPUs
     draft.expressed.add(ObjectRef.of(obj))
+
+
+def _policycs(obj: dict) -> bool:
+    """Whether a PrometheusRule is policyc's of GPU alerts."""
+    metadata = obj["metadata"]
+    return (metadata.get("labels") or {}).get(MANAGED_BY) == "policyc" and metadata["name"].endswith(RULE_SUFFIX)
 
 
 class _Reading:
@@ -90,6 +87,13 @@ class _Reading:
         self.extra_rules: list[dict] = []
         self.card_memory: dict[str, str] = {}
         """Pool -> its cards' memory, as the memory alert's description states it (the policy's `gpu.memory`)."""
+
+    def groups(self, groups: list[dict]) -> None:
+        for group in groups:
+            if group["name"].startswith(POOL_GROUP):
+                self.pool(group["name"].removeprefix(POOL_GROUP), group.get("rules") or [])
+            elif group["name"] == EXTRA_GROUP:
+                self.extra_rules = [_extra_rule(r) for r in group.get("rules") or []]
 
     def pool(self, name: str, rules: list[dict]) -> None:
         by_alert = {r["alert"]: r for r in rules}
@@ -160,14 +164,7 @@ class _Reading:
             out["for"] = pending[-1]
         if self.node_label and self.node_label != _MONITORING["node_label"]:
             out["nodeLabel"] = self.node_label
-        counters = next(
-            (s for s in COUNTER_SETS if all(s in FIELDS[f].sets for f in self.fields if FIELDS[f].sets)), "default"
-        )
-        if counters != "default":
-            out["counters"] = counters
-        extra = {f: FIELDS[f].type for f in sorted(self.fields) if counters not in FIELDS[f].sets}
-        if extra:
-            out["extraCounters"] = flow(extra)
+        out.update(self._counters())
         if self.rated_power:
             out["ratedPower"] = flow(dict(sorted(self.rated_power.items())))
         common, own = self._thresholds()
@@ -178,6 +175,18 @@ class _Reading:
         if self.extra_rules:
             out["extraRules"] = self.extra_rules
         return block(out)
+
+    def _counters(self) -> dict:
+        """`counters`: the first counter file that has every field the alerts read (of those some file has), where
+        not the default; `extraCounters`: the fields it lacks."""
+        counters = next(
+            (s for s in COUNTER_SETS if all(s in FIELDS[f].sets for f in self.fields if FIELDS[f].sets)), "default"
+        )
+        out: dict = {"counters": counters} if counters != _MONITORING["counters"] else {}
+        extra = {f: FIELDS[f].type for f in sorted(self.fields) if counters not in FIELDS[f].sets}
+        if extra:
+            out["extraCounters"] = flow(extra)
+        return out
 
     def _thresholds(self) -> tuple[dict, dict]:
         """(the thresholds most pools have, where not the default; each pool's that differ from them)."""

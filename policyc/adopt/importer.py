@@ -12,6 +12,7 @@ from policyc.adopt.alerts import read_monitoring
 from policyc.adopt.draft import Draft, block, flow, guess, quoted
 from policyc.adopt.gpu_layouts import read_layouts
 from policyc.adopt.pools import IGNORED_LABEL_DOMAINS, read_nodes
+from policyc.adopt.sized import hold_guarantees, place_sized, read_sized, template_nodes
 from policyc.adopt.tenants import owned_namespaces, read_tenants
 from policyc.adopt.workloads import ADMISSION, MANAGED_BY, MUTATING_POLICY, Context, read_workloads
 from policyc.checks.cluster_capacity import tenant_reach
@@ -49,6 +50,7 @@ SPEC_ORDER = (
     "domain",
     "gpuResource",
     "controlPlane",
+    "provisioning",
     "gpuTiers",
     "nodePools",
     "priorityClasses",
@@ -79,7 +81,9 @@ def import_policy(source: ClusterSource) -> str:
     draft.spec["domain"] = domain
     layouts = read_layouts(source)
     draft.expressed |= layouts.read
-    accelerators, tiers = read_nodes(nodes, keys, draft, _rule_labels(source, keys), layouts)
+    sized = read_sized(source, keys, draft)
+    accelerators, tiers = read_nodes(nodes + template_nodes(sized), keys, draft, _rule_labels(source, keys), layouts)
+    unsized = place_sized(draft, sized, keys)
     _dra_tiers(source, draft, domain)
     gpu_resource = accelerators[0] if accelerators else DEFAULT_GPU_RESOURCE
     if gpu_resource != DEFAULT_GPU_RESOURCE:
@@ -93,12 +97,13 @@ def import_policy(source: ClusterSource) -> str:
     tenants = read_tenants(source, keys, draft, short, reading.queues if reading else [])
     if tenants:
         draft.spec["tenants"] = tenants
+    hold_guarantees(draft, unsized)
     _admission(source, draft, tenants)
     read_workloads(
         source,
         draft,
         tenants,
-        Context(keys, tiers, _workload_kinds(reading), tuple(accelerators), _mig_profiles(draft)),
+        Context(keys, tiers, _workload_kinds(reading), tuple(accelerators), _mig_profiles(draft), _unsized(draft)),
     )
     if reading is not None:
         _integrated_kinds(draft, reading)
@@ -238,6 +243,17 @@ def _mig_profiles(draft: Draft) -> dict[str, tuple[str, ...]]:
         if mig is not None and pool["gpu"]["product"] in tier_of:
             out.setdefault(tier_of[pool["gpu"]["product"]], set()).update(mig["devices"])
     return {tier: tuple(sorted(profiles)) for tier, profiles in out.items()}
+
+
+def _unsized(draft: Draft) -> frozenset[str]:
+    """The tiers none of whose pools states its allocatable cpu and memory (pools of a provisioner that makes them)."""
+    tier_of = {p: t["name"] for t in draft.spec.get("gpuTiers") or [] for p in t["products"]}
+    sized: dict[str, bool] = {}
+    for pool in draft.spec.get("nodePools") or []:
+        tier = tier_of.get(pool["gpu"]["product"]) if "gpu" in pool else None
+        if tier is not None:
+            sized[tier] = sized.get(tier, False) or {"cpu", "memory"} <= set(pool.get("allocatable") or {})
+    return frozenset(tier for tier, stated in sized.items() if not stated)
 
 
 def _workload_kinds(reading: QueuesRead | None) -> dict[Kind, tuple[str, object]]:

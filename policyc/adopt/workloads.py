@@ -78,6 +78,8 @@ class Context:
     """The resources the nodes advertise their accelerators as: what a pod's GPUs are counted in."""
     mig_profiles: dict[str, tuple[str, ...]]
     """Tier -> the MIG profiles its pools' layouts hold (none for whole cards)."""
+    unsized_tiers: frozenset[str] = frozenset()
+    """Tiers none of whose pools states its allocatable cpu and memory: a class there states its pods' own."""
 
 
 def read_workloads(source: ClusterSource, draft: Draft, tenants: list[CommentedMap], context: Context) -> None:
@@ -121,22 +123,12 @@ def _entry(
         entry["namespace"] = namespace
     gpus = read.gpus or claimed.get((namespace, f"{name}-{dra.CLAIM}"))
     entry.update(_sizes(read, tier, gpus, context))
-    if read.kind:
-        entry["kind"] = read.kind
-    if read.rdma or read.rdma_nodes:
-        entry["rdma"] = read.rdma or 1
-    if read.one_per_node:
-        entry["onePerNode"] = True
-    if read.same_zone:
-        entry["sameZone"] = True
-    priority = read.priority_class or _needed_class(tenant, default_classes)
-    if priority:
-        entry["priorityClass"] = priority
-    if read.namespace_default:
-        entry["namespaceDefault"] = True
+    entry.update(_shown(read, _needed_class(tenant, default_classes)))
     out = block(entry)
-    sized = ("cpu and memory", read.cpu and read.memory) if on_cpus else ("gpus", gpus)
-    shown = (sized, ("kind", read.kind), ("priority class", read.priority_class))
+    shown: tuple = (("gpus", gpus),) if not on_cpus else ()
+    if on_cpus or tier in context.unsized_tiers:
+        shown += (("cpu and memory", read.cpu and read.memory),)
+    shown += (("kind", read.kind), ("priority class", read.priority_class))
     if read.rdma_nodes and not read.rdma:
         shown += (("RDMA devices per pod (1: its pods require RDMA nodes)", False),)
     unseen = [what for what, known in shown if not known]
@@ -149,12 +141,30 @@ def _entry(
     return out
 
 
+def _shown(read: ClassRead, needed_class: str | None) -> dict:
+    """The fields of a class the cluster shows beside its placement and size: kind, RDMA devices (1 where only its
+    placement on RDMA nodes shows), one pod per node, one zone, priority class (else the one its pods must name),
+    namespace default."""
+    fields = {
+        "kind": read.kind,
+        "rdma": read.rdma or (1 if read.rdma_nodes else None),
+        "onePerNode": read.one_per_node,
+        "sameZone": read.same_zone,
+        "priorityClass": read.priority_class or needed_class,
+        "namespaceDefault": read.namespace_default,
+    }
+    return {key: value for key, value in fields.items() if value}
+
+
 def _sizes(read: ClassRead, tier: str | None, gpus: int | None, context: Context) -> dict:
     """A class on CPU-only nodes (tier None) states its pods' cpu and memory (nothing to size them from); one on a
-    GPU tier its GPUs, and the MIG device its tier's cards are cut into where there is one."""
+    GPU tier its GPUs, and the MIG device its tier's cards are cut into where there is one (and its pods' cpu and
+    memory where no pool of the tier states its allocatable)."""
     if tier is None:
         return {"cpu": read.cpu or "1", "memory": read.memory or "1Gi"}
     out: dict = {"gpuTier": tier, "gpus": gpus or 1}
+    if tier in context.unsized_tiers:
+        out.update(cpu=read.cpu or "1", memory=read.memory or "1Gi")
     profiles = context.mig_profiles.get(tier, ())
     if len(profiles) == 1:
         out["migProfile"] = profiles[0]
