@@ -2,9 +2,9 @@
 `policyc.backends.monitoring`, which writes a group per pool (`gpu.pool.<pool>`) and the user's rules (`gpu.extra`).
 
 Each pool's thresholds are read from its rules' expressions (the threshold is the number the expression compares
-with); the policy's `thresholds` are what most pools have, and a pool that differs gets its own (`pools`). What an
-alert's absence does not tell (no power alert for a card whose rated power is unknown, no low-utilisation alert on
-a MIG pool whose exporter has no utilisation field) is left to the defaults."""
+with); the policy's `thresholds` are what most pools have, and a pool that differs gets its own (`pools`). An alert
+missing reads as that alert turned off (`false`), which builds the same group, but the power alert of a card whose
+rated power is not known: its absence tells nothing, and the threshold is left to the others."""
 
 from __future__ import annotations
 
@@ -90,10 +90,11 @@ class _Reading:
 
     def groups(self, groups: list[dict]) -> None:
         for group in groups:
-            if group["name"].startswith(POOL_GROUP):
-                self.pool(group["name"].removeprefix(POOL_GROUP), group.get("rules") or [])
-            elif group["name"] == EXTRA_GROUP:
-                self.extra_rules = [_extra_rule(r) for r in group.get("rules") or []]
+            name, rules = str(group.get("name", "")), [r for r in group.get("rules") or [] if _alert(r)]
+            if name.startswith(POOL_GROUP):
+                self.pool(name.removeprefix(POOL_GROUP), rules)
+            elif name == EXTRA_GROUP:
+                self.extra_rules = [_extra_rule(r) for r in rules]
 
     def pool(self, name: str, rules: list[dict]) -> None:
         by_alert = {r["alert"]: r for r in rules}
@@ -122,7 +123,7 @@ class _Reading:
         self.thresholds[name] = shown
 
     def _card_memory(self, pool: str, rule: dict) -> None:
-        found = _CARD_MEMORY.search(rule["annotations"]["description"])
+        found = _CARD_MEMORY.search(str((rule.get("annotations") or {}).get("description", "")))
         if found:
             self.card_memory[pool] = f"{found.group(1)}Gi"
 
@@ -133,7 +134,7 @@ class _Reading:
             if datasheet_power(self.products.get(pool, "")) is not None:
                 shown["power"] = False
             return
-        found = _POWER.search(rule["annotations"]["description"])
+        found = _POWER.search(str((rule.get("annotations") or {}).get("description", "")))
         if found is None:
             return
         percent, product, watts, stated_by = found.groups()
@@ -143,7 +144,7 @@ class _Reading:
 
     def _utilisation(self, rule: dict | None, shown: dict[str, object]) -> None:
         found = _UTILISATION.match(rule["expr"]) if rule is not None else None
-        if found is None:
+        if found is None or found.group(1) not in UTILISATION_FULL:
             if rule is None:
                 shown["lowUtilisation"] = False
             return
@@ -202,6 +203,11 @@ class _Reading:
             if differs:
                 own[pool] = flow(differs)
         return {k: _written(v) for k, v in common.items() if v != _DEFAULTS[k]}, own
+
+
+def _alert(rule: object) -> bool:
+    """Whether a rule is an alert with an expression (anything else in a group is left alone)."""
+    return isinstance(rule, dict) and isinstance(rule.get("alert"), str) and isinstance(rule.get("expr"), str)
 
 
 def _written(value: object) -> object:

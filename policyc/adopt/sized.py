@@ -32,12 +32,12 @@ def template_nodes(sized: dict[str, PoolsRead]) -> list[dict]:
     return [pool.node for read in sized.values() for pool in read.pools]
 
 
-def place_sized(draft: Draft, sized: dict[str, PoolsRead], keys: LabelKeys) -> list[str]:
+def place_sized(draft: Draft, sized: dict[str, PoolsRead], keys: LabelKeys) -> dict[str, str]:
     """A sized pool's size and provisioner block in place of its node names; `spec.provisioning`: the provisioner
     of every pool where they share one, else each pool's own, and each provisioner's settings. Returns the pools
-    whose size was guessed."""
+    whose size was guessed -> the field of their size guessed."""
     pools = {p["name"]: p for p in draft.spec.get("nodePools") or []}
-    unsized = []
+    unsized = {}
     chosen = {name: NAMED for name in pools}
     for provisioner, read in sized.items():
         for found in read.pools:
@@ -46,8 +46,9 @@ def place_sized(draft: Draft, sized: dict[str, PoolsRead], keys: LabelKeys) -> l
             for key, why in found.guesses.items():
                 guess(pools[name], key, why)
             chosen[name] = provisioner
-            if found.size.keys() & found.guesses.keys():
-                unsized.append(name)
+            guessed = [key for key in found.size if key in found.guesses]
+            if guessed:
+                unsized[name] = guessed[0]
     used = set(chosen.values())
     default = used.pop() if len(used) == 1 else NAMED
     provisioning: dict = {"default": default} if default != NAMED else {}
@@ -60,7 +61,7 @@ def place_sized(draft: Draft, sized: dict[str, PoolsRead], keys: LabelKeys) -> l
     return unsized
 
 
-def hold_guarantees(draft: Draft, unsized: list[str]) -> None:
+def hold_guarantees(draft: Draft, unsized: dict[str, str]) -> None:
     """A pool whose size is not on the cluster is given the nodes that hold, alone, every GPU the tenants' queues
     guarantee (a pool of too few would make policyc refuse the guarantees), and says so."""
     guaranteed = sum(
@@ -72,8 +73,9 @@ def hold_guarantees(draft: Draft, unsized: list[str]) -> None:
     for pool in draft.spec.get("nodePools") or []:
         if pool["name"] in unsized and guaranteed:
             per_node = int(pool["gpu"]["count"]) if "gpu" in pool else 1
-            pool["count"] = max(1, -(-guaranteed // per_node))
-            guess(pool, "count", f"not on the cluster; the nodes that hold the {guaranteed} GPUs the queues guarantee")
+            key = unsized[pool["name"]]
+            pool[key] = max(1, -(-guaranteed // per_node))
+            guess(pool, key, f"not on the cluster; the nodes that hold the {guaranteed} GPUs the queues guarantee")
 
 
 def _sized(pool: CommentedMap, size: dict, provisioner: str, settings: dict) -> None:

@@ -3,6 +3,7 @@ examples leave at its defaults give back the same PrometheusRule."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -47,3 +48,17 @@ def test_alerts_set_away_from_their_defaults_come_back(example: str, tmp_path) -
     assert again.ok, [(d.code, d.message) for d in again.report.errors]
     assert synced_objects(again)[key] == rule
     assert "PrometheusRule" not in imported[: imported.index("apiVersion:")], "not listed as not expressed"
+
+
+def test_an_edited_rule_that_is_no_alert_is_left_alone(tmp_path) -> None:
+    """A rule without its expression (a hand edit of the PrometheusRule) is not read; the import does not fail."""
+    built = compile_text((POLICIES / "ai-prod.yaml").read_text(encoding="utf-8"), "ai-prod.yaml")
+    dump = write_dump(built, tmp_path / "cluster.json")
+    cluster = json.loads(dump.read_text(encoding="utf-8"))
+    [rule] = [o for o in cluster["items"] if o["kind"] == "PrometheusRule"]
+    del rule["spec"]["groups"][0]["rules"][0]["expr"]
+    rule["spec"]["groups"][0]["rules"].append("not a rule")
+    dump.write_text(json.dumps(cluster), encoding="utf-8")
+    imported = import_policy(DumpSource(dump))
+    assert compile_text(imported, "ai-prod.yaml").ok
+    assert "  monitoring:\n" in imported

@@ -48,11 +48,14 @@ def _pool(name: str, spec: dict, keys: LabelKeys) -> SizedPoolRead:
     labels = dict((template.get("metadata") or {}).get("labels") or {})
     pool_name = labels.setdefault(keys.pool, name.removeprefix(NODEPOOL_PREFIX))
     limits = dict(spec.get("limits") or {})
-    nodes = int(str(limits.pop("nodes", 0)) or 0)
+    limit = str(limits.pop("nodes", ""))
+    nodes = int(limit) if limit.isdigit() else 0
     cards = {r: str(int(str(n)) // nodes) for r, n in limits.items() if "/" in r and nodes and str(n).isdigit()}
     template_spec = template.get("spec") or {}
     node = template_node(pool_name, labels, list(template_spec.get("taints") or []), cards)
-    pool = SizedPoolRead(node, {"maxNodes": nodes}, _pool_settings(spec, template_spec))
+    pool = SizedPoolRead(node, {"maxNodes": nodes or 1}, _pool_settings(spec, template_spec))
+    if not nodes:
+        pool.guesses["maxNodes"] = "its NodePool limits no number of nodes: how many it may make is not on the cluster"
     if not cards:
         pool.guesses["gpu"] = "its NodePool limits no GPUs: the GPUs per node are not on the cluster"
     return pool
