@@ -12,7 +12,7 @@ from policyc.adopt.alerts import read_monitoring
 from policyc.adopt.draft import Draft, block, flow, guess, quoted
 from policyc.adopt.gpu_layouts import read_layouts
 from policyc.adopt.pools import IGNORED_LABEL_DOMAINS, read_nodes
-from policyc.adopt.sized import hold_guarantees, place_sized, read_sized, template_nodes
+from policyc.adopt.sized import fit_unseen, place_sized, read_sized, template_nodes
 from policyc.adopt.tenants import owned_namespaces, read_tenants
 from policyc.adopt.workloads import ADMISSION, MANAGED_BY, MUTATING_POLICY, Context, read_workloads
 from policyc.checks.cluster_capacity import tenant_reach
@@ -83,7 +83,7 @@ def import_policy(source: ClusterSource) -> str:
     draft.expressed |= layouts.read
     sized = read_sized(source, keys, draft)
     accelerators, tiers = read_nodes(nodes + template_nodes(sized), keys, draft, _rule_labels(source, keys), layouts)
-    unsized = place_sized(draft, sized, keys)
+    unseen = place_sized(draft, sized, keys)
     _dra_tiers(source, draft, domain)
     gpu_resource = accelerators[0] if accelerators else DEFAULT_GPU_RESOURCE
     if gpu_resource != DEFAULT_GPU_RESOURCE:
@@ -97,7 +97,6 @@ def import_policy(source: ClusterSource) -> str:
     tenants = read_tenants(source, keys, draft, short, reading.queues if reading else [])
     if tenants:
         draft.spec["tenants"] = tenants
-    hold_guarantees(draft, unsized)
     _admission(source, draft, tenants)
     read_workloads(
         source,
@@ -107,6 +106,7 @@ def import_policy(source: ClusterSource) -> str:
     )
     if reading is not None:
         _integrated_kinds(draft, reading)
+    fit_unseen(draft, unseen)
     read_monitoring(source, draft)
     _version(source, nodes, draft)
     _policy_name(source, draft, reading)

@@ -4,6 +4,8 @@ make (read as nodes are, `policyc.adopt.pools`) with the pool's size and its pro
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from ruamel.yaml.comments import CommentedMap
 
 from policyc.adopt.draft import Draft, block, flow, guess
@@ -14,6 +16,16 @@ from policyc.registry import PROVISIONERS, provisioner_adopt
 
 NAMED = next(iter(PROVISIONERS))
 """The default provisioner, whose pools are the cluster's nodes by name."""
+
+
+@dataclass(slots=True)
+class Unseen:
+    """What the sized pools' objects do not show, to be guessed once the rest of the policy is read."""
+
+    sizes: dict[str, str] = field(default_factory=dict)
+    """Pool -> the field of its size that was guessed."""
+    gpus: set[str] = field(default_factory=set)
+    """Pools whose GPUs per node were guessed."""
 
 
 def read_sized(source: ClusterSource, keys: LabelKeys, draft: Draft) -> dict[str, PoolsRead]:
@@ -32,12 +44,12 @@ def template_nodes(sized: dict[str, PoolsRead]) -> list[dict]:
     return [pool.node for read in sized.values() for pool in read.pools]
 
 
-def place_sized(draft: Draft, sized: dict[str, PoolsRead], keys: LabelKeys) -> dict[str, str]:
+def place_sized(draft: Draft, sized: dict[str, PoolsRead], keys: LabelKeys) -> Unseen:
     """A sized pool's size and provisioner block in place of its node names; `spec.provisioning`: the provisioner
-    of every pool where they share one, else each pool's own, and each provisioner's settings. Returns the pools
-    whose size was guessed -> the field of their size guessed."""
+    of every pool where they share one, else each pool's own, and each provisioner's settings. Returns what was
+    guessed of them."""
     pools = {p["name"]: p for p in draft.spec.get("nodePools") or []}
-    unsized = {}
+    unseen = Unseen()
     chosen = {name: NAMED for name in pools}
     for provisioner, read in sized.items():
         for found in read.pools:
@@ -46,9 +58,9 @@ def place_sized(draft: Draft, sized: dict[str, PoolsRead], keys: LabelKeys) -> d
             for key, why in found.guesses.items():
                 guess(pools[name], key, why)
             chosen[name] = provisioner
-            guessed = [key for key in found.size if key in found.guesses]
-            if guessed:
-                unsized[name] = guessed[0]
+            unseen.sizes.update((name, key) for key in found.size if key in found.guesses)
+            if "gpu" in found.guesses:
+                unseen.gpus.add(name)
     used = set(chosen.values())
     default = used.pop() if len(used) == 1 else NAMED
     provisioning: dict = {"default": default} if default != NAMED else {}
@@ -58,24 +70,39 @@ def place_sized(draft: Draft, sized: dict[str, PoolsRead], keys: LabelKeys) -> d
             pools[name].insert(list(pools[name]).index("usage") + 1, "provisioning", provisioner)
     if provisioning:
         draft.spec["provisioning"] = block(provisioning)
-    return unsized
+    return unseen
 
 
-def hold_guarantees(draft: Draft, unsized: dict[str, str]) -> None:
-    """A pool whose size is not on the cluster is given the nodes that hold, alone, every GPU the tenants' queues
-    guarantee (a pool of too few would make policyc refuse the guarantees), and says so."""
+def fit_unseen(draft: Draft, unseen: Unseen) -> None:
+    """A pool whose GPUs per node are not on the cluster gets the most GPUs a pod of its tier's classes asks for (at
+    least the 1 guessed); one whose size is not, the nodes that hold, alone, every GPU the tenants' queues guarantee
+    (a pool of too few would make policyc refuse them). Each says so."""
+    pools = draft.spec.get("nodePools") or []
+    tiers = {p: t["name"] for t in draft.spec.get("gpuTiers") or [] for p in t["products"]}
+    for pool in (p for p in pools if p["name"] in unseen.gpus):
+        tier = tiers.get(pool["gpu"]["product"])
+        asked = [int(w["gpus"]) for w in draft.spec.get("workloads") or [] if tier and w.get("gpuTier") == tier]
+        if asked and max(asked) > int(pool["gpu"]["count"]):
+            pool["gpu"]["count"] = max(asked)
+            guess(pool, "gpu", "count not on the cluster: the most GPUs a pod of its tier's classes asks for")
+    _hold_guarantees(draft, [p for p in pools if p["name"] in unseen.sizes], unseen.sizes)
+
+
+def _hold_guarantees(draft: Draft, pools: list[CommentedMap], sizes: dict[str, str]) -> None:
     guaranteed = sum(
         int(amount)
         for tenant in draft.spec.get("tenants") or []
         for resource, amount in ((tenant.get("queue") or {}).get("guarantee") or {}).items()
         if resource == "gpu" and str(amount).isdigit()
     )
-    for pool in draft.spec.get("nodePools") or []:
-        if pool["name"] in unsized and guaranteed:
-            per_node = int(pool["gpu"]["count"]) if "gpu" in pool else 1
-            key = unsized[pool["name"]]
-            pool[key] = max(1, -(-guaranteed // per_node))
-            guess(pool, key, f"not on the cluster; the nodes that hold the {guaranteed} GPUs the queues guarantee")
+    for pool in pools if guaranteed else ():
+        per_node = int(pool["gpu"]["count"]) if "gpu" in pool else 1
+        pool[sizes[pool["name"]]] = max(1, -(-guaranteed // per_node))
+        guess(
+            pool,
+            sizes[pool["name"]],
+            f"not on the cluster; the nodes that hold the {guaranteed} GPUs the queues guarantee",
+        )
 
 
 def _sized(pool: CommentedMap, size: dict, provisioner: str, settings: dict) -> None:

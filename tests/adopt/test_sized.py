@@ -3,6 +3,8 @@ shipped examples leave at their defaults come back too, and what the cluster doe
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from policyc import registry
@@ -82,3 +84,18 @@ def test_the_test_provisioner_reads_its_pools_from_its_config_maps() -> None:
     [pool] = read.pools
     assert pool.node["metadata"]["labels"] == {"example.com/node.pool": "h100"}
     assert (pool.size, read.settings) == ({"minNodes": 2, "maxNodes": 6}, {"className": "gpu"})
+
+
+def test_an_nfd_pools_gpus_per_node_follow_the_classes_the_cluster_runs(tmp_path) -> None:
+    """With a copy of llm-pretrain's template applied (8 GPUs a pod, tier training), h100-train's nodes are guessed
+    to hold 8 GPUs each, and 5 of them the 40 GPUs the queues guarantee (16 + 8 + 16 = 40; 40 / 8 = 5)."""
+    built = compile_text((POLICIES / "ai-onprem.yaml").read_text(encoding="utf-8"), "ai-onprem.yaml")
+    dump = write_dump(built, tmp_path / "cluster.json")
+    cluster = json.loads(dump.read_text(encoding="utf-8"))
+    [template] = [a for a in built.artifacts if a.path == "templates/llm-pretrain.yaml"]
+    cluster["items"] += [m.obj for m in template.manifests]
+    dump.write_text(json.dumps(cluster), encoding="utf-8")
+    again = compile_text(import_policy(DumpSource(dump)), "ai-onprem.yaml")
+    assert again.ok, [(d.code, d.message) for d in again.report.errors]
+    [pool] = [p for p in again.cluster.pools if p.name == "h100-train"]
+    assert (pool.gpus_per_node, pool.min_nodes, pool.max_nodes) == (8, 5, 5)
