@@ -12,7 +12,7 @@ from policyc.adopt.draft import Draft, block, flow, guess
 from policyc.cluster.reading import PoolsRead
 from policyc.cluster.source import ClusterSource
 from policyc.ir import LabelKeys
-from policyc.registry import PROVISIONERS, provisioner_adopt
+from policyc.registry import PROVISIONERS, provisioner_adopt, provisioner_settings
 
 NAMED = next(iter(PROVISIONERS))
 """The default provisioner, whose pools are the cluster's nodes by name."""
@@ -29,13 +29,16 @@ class Unseen:
 
 
 def read_sized(source: ClusterSource, keys: LabelKeys, draft: Draft) -> dict[str, PoolsRead]:
-    """Provisioner -> its reading, for those whose objects make pools on the cluster."""
+    """Provisioner -> its reading, for those whose objects make pools on the cluster (the top of the policy says what
+    of their pools the cluster does not show)."""
     out = {}
     for name in PROVISIONERS:
-        read = provisioner_adopt(name).read_pools(source, keys)
+        face = provisioner_adopt(name)
+        read = face.read_pools(source, keys)
         draft.expressed |= read.expressed
         if read.pools:
             out[name] = read
+            draft.notes.append(f"pools of {provisioner_settings(name).TITLE}: not on the cluster: {face.UNSEEN}")
     return out
 
 

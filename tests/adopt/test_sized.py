@@ -63,6 +63,10 @@ def test_what_nfds_rules_do_not_say_is_guessed_and_said(tmp_path) -> None:
     text = import_policy(DumpSource(write_dump(built, tmp_path / "cluster.json")))
     assert "count: 40 # guessed: not on the cluster; the nodes that hold the 40 GPUs the queues guarantee" in text
     assert "count: 1} # guessed: count not on the cluster: write the GPUs per node" in text
+    header = text[: text.index("apiVersion:")]
+    assert (
+        "#   pools of Node Feature Discovery: not on the cluster: how many nodes a pool has and how many GPUs" in header
+    )
 
 
 def test_the_test_provisioner_reads_its_pools_from_its_config_maps() -> None:
