@@ -1,6 +1,6 @@
 """Node provisioners: how a pool's nodes come to be and get the pool's labels and taints, one package per target
 (`static`, ...), each registered in `policyc.registry.PROVISIONERS` and imported through it, with the four faces of a
-backend (`policyc.backends.interface`): `settings`, `codes`, `rules`, `backend`.
+backend (`policyc.backends.interface`): `settings`, `codes`, `rules`, `backend`, and `adopt` for `policyc import`.
 
 A pool names its provisioner (`nodePools[].provisioning`, else `spec.provisioning.default`). The core does the rest
 the same for every one: the resolver sizes the pool (names for a provisioner with `NAMED_NODES`, a size otherwise)
