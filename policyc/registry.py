@@ -15,8 +15,8 @@ for. A backend package has four such modules, its faces (`policyc.backends.inter
 - ``backend``: its objects (and, for a scheduler, how a workload joins its queue), imported only when a policy
   selects it.
 
-A scheduler backend has a fifth, ``adopt``: its objects on a running cluster read back as policy, for
-`policyc import` only.
+Each has a fifth, ``adopt``: its objects on a running cluster read back as policy (a scheduler's queues, a
+provisioner's pools), for `policyc import` only.
 
 The pipeline (`policyc.compiler`) looks the selected backends up here and passes them to the stages that need them;
 no emitter, no tenancy module and no proof looks a backend up by itself.
@@ -91,6 +91,11 @@ def every_codes() -> dict[str, dict[str, ModuleType]]:
 def provisioner(name: str) -> ModuleType:
     """The node provisioner's `backend` face (`policyc.backends.interface.Provisioner`)."""
     return face("provisioner", name, "backend")
+
+
+def provisioner_adopt(name: str) -> ModuleType:
+    """The node provisioner's `adopt` face (`policyc.backends.interface.ProvisionerAdoptFace`)."""
+    return face("provisioner", name, "adopt")
 
 
 def provisioner_rules(name: str) -> ModuleType:

@@ -8,9 +8,11 @@ from collections import Counter
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 
+from policyc.adopt.alerts import read_monitoring
 from policyc.adopt.draft import Draft, block, flow, guess, quoted
 from policyc.adopt.gpu_layouts import read_layouts
 from policyc.adopt.pools import IGNORED_LABEL_DOMAINS, read_nodes
+from policyc.adopt.sized import fit_unseen, place_sized, read_sized, template_nodes
 from policyc.adopt.tenants import owned_namespaces, read_tenants
 from policyc.adopt.workloads import ADMISSION, MANAGED_BY, MUTATING_POLICY, Context, read_workloads
 from policyc.checks.cluster_capacity import tenant_reach
@@ -21,7 +23,7 @@ from policyc.compiler import compile_text
 from policyc.gpu import dra
 from policyc.ir import LabelKeys
 from policyc.k8s import nfd, versions
-from policyc.registry import SCHEDULERS, scheduler, scheduler_adopt
+from policyc.registry import SCHEDULERS, scheduler, scheduler_adopt, settings
 from policyc.tenancy.policies import ACTIONS, policy_name
 
 PART_OF = "app.kubernetes.io/part-of"
@@ -48,6 +50,7 @@ SPEC_ORDER = (
     "domain",
     "gpuResource",
     "controlPlane",
+    "provisioning",
     "gpuTiers",
     "nodePools",
     "priorityClasses",
@@ -55,6 +58,7 @@ SPEC_ORDER = (
     "admission",
     "tenants",
     "workloads",
+    "monitoring",
 )
 LISTED_KINDS = (
     NODE,
@@ -77,7 +81,9 @@ def import_policy(source: ClusterSource) -> str:
     draft.spec["domain"] = domain
     layouts = read_layouts(source)
     draft.expressed |= layouts.read
-    accelerators, tiers = read_nodes(nodes, keys, draft, _rule_labels(source, keys), layouts)
+    sized = read_sized(source, keys, draft)
+    accelerators, tiers = read_nodes(nodes + template_nodes(sized), keys, draft, _rule_labels(source, keys), layouts)
+    unseen = place_sized(draft, sized, keys)
     _dra_tiers(source, draft, domain)
     gpu_resource = accelerators[0] if accelerators else DEFAULT_GPU_RESOURCE
     if gpu_resource != DEFAULT_GPU_RESOURCE:
@@ -96,8 +102,12 @@ def import_policy(source: ClusterSource) -> str:
         source,
         draft,
         tenants,
-        Context(keys, tiers, _workload_kinds(reading), tuple(accelerators), _mig_profiles(draft)),
+        Context(keys, tiers, _workload_kinds(reading), tuple(accelerators), _mig_profiles(draft), _unsized(draft)),
     )
+    if reading is not None:
+        _integrated_kinds(draft, reading)
+    fit_unseen(draft, unseen)
+    read_monitoring(source, draft)
     _version(source, nodes, draft)
     _policy_name(source, draft, reading)
     _leftovers(source, draft)
@@ -235,10 +245,37 @@ def _mig_profiles(draft: Draft) -> dict[str, tuple[str, ...]]:
     return {tier: tuple(sorted(profiles)) for tier, profiles in out.items()}
 
 
+def _unsized(draft: Draft) -> frozenset[str]:
+    """The tiers none of whose pools states its allocatable cpu and memory (pools of a provisioner that makes them)."""
+    tier_of = {p: t["name"] for t in draft.spec.get("gpuTiers") or [] for p in t["products"]}
+    sized: dict[str, bool] = {}
+    for pool in draft.spec.get("nodePools") or []:
+        tier = tier_of.get(pool["gpu"]["product"]) if "gpu" in pool else None
+        if tier is not None:
+            sized[tier] = sized.get(tier, False) or {"cpu", "memory"} <= set(pool.get("allocatable") or {})
+    return frozenset(tier for tier, stated in sized.items() if not stated)
+
+
 def _workload_kinds(reading: QueuesRead | None) -> dict[Kind, tuple[str, object]]:
     """The selected backend's workload kinds: (group, kind) -> (the policy's name, its pod templates)."""
     backend = scheduler(reading.scheduler["backend"] if reading else next(iter(SCHEDULERS)))
     return {Kind(k.group, k.kind): (name, k.pods) for name, k in backend.KINDS.items()}
+
+
+def _integrated_kinds(draft: Draft, reading: QueuesRead) -> None:
+    """A workload kind the scheduler's configuration shows some class runs, which no class read runs, goes to the
+    first class of its type whose kind the cluster does not show (guessed: which class it is is not there)."""
+    defaults = settings(reading.scheduler["backend"]).DEFAULT_KINDS
+    classes = draft.spec.get("workloads") or []
+    for kind, type_ in sorted(reading.workload_kinds.items()):
+        if any(w.get("kind", defaults[w["type"]]) == kind for w in classes):
+            continue
+        chosen = next((w for w in classes if "kind" not in w and w["type"] == type_), None)
+        if chosen is None:
+            draft.notes.append(f"the scheduler's configuration integrates {kind}: no {type_} class to run it")
+            continue
+        chosen["kind"] = kind
+        guess(chosen, "kind", f"the scheduler's configuration integrates {kind}; which class runs it is not there")
 
 
 def _version(source: ClusterSource, nodes: list[dict], draft: Draft) -> None:

@@ -25,7 +25,8 @@ from policyc.cluster.reading import ObjectRef
 from policyc.cluster.source import ClusterSource, Kind
 from policyc.gpu import dra
 from policyc.gpu.accelerators import CPU_TIER
-from policyc.ir import LabelKeys
+from policyc.ir import RDMA_LABEL, LabelKeys
+from policyc.pods import HOSTNAME, ZONE
 from policyc.tenancy.policies import policy_name
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
@@ -38,6 +39,8 @@ INJECTION_PREFIX = "policyc-inject-"
 _CLASS_PATCH = re.compile(r"^variables\.workloadClass != '([^']+)' \? \[\] :")
 _TOLERATION = re.compile(r"'key': '([^']+)', 'operator': 'Equal', 'value': '([^']*)'")
 _NAMESPACE_DEFAULTS = re.compile(r"request\.namespace in (\{[^}]*\})")
+_ONE_PER_NODE = re.compile(rf"'podAntiAffinity': .*?'topologyKey': (dyn\()?'{re.escape(HOSTNAME)}'")
+_SAME_ZONE = re.compile(rf"'podAffinity': .*?'topologyKey': (dyn\()?'{re.escape(ZONE)}'")
 
 
 @dataclass(slots=True)
@@ -57,6 +60,10 @@ class ClassRead:
     cpu: str | None = None
     memory: str | None = None
     """A pod's cpu and memory requests, for a class on CPU-only nodes (the largest of its pod templates)."""
+    rdma_nodes: bool = False
+    """Its pods require RDMA nodes (the mutating admission policy's node affinity): it asks for RDMA devices."""
+    one_per_node: bool = False
+    same_zone: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +78,8 @@ class Context:
     """The resources the nodes advertise their accelerators as: what a pod's GPUs are counted in."""
     mig_profiles: dict[str, tuple[str, ...]]
     """Tier -> the MIG profiles its pools' layouts hold (none for whole cards)."""
+    unsized_tiers: frozenset[str] = frozenset()
+    """Tiers none of whose pools states its allocatable cpu and memory: a class there states its pods' own."""
 
 
 def read_workloads(source: ClusterSource, draft: Draft, tenants: list[CommentedMap], context: Context) -> None:
@@ -114,18 +123,14 @@ def _entry(
         entry["namespace"] = namespace
     gpus = read.gpus or claimed.get((namespace, f"{name}-{dra.CLAIM}"))
     entry.update(_sizes(read, tier, gpus, context))
-    if read.kind:
-        entry["kind"] = read.kind
-    if read.rdma:
-        entry["rdma"] = read.rdma
-    priority = read.priority_class or _needed_class(tenant, default_classes)
-    if priority:
-        entry["priorityClass"] = priority
-    if read.namespace_default:
-        entry["namespaceDefault"] = True
+    entry.update(_shown(read, _needed_class(tenant, default_classes)))
     out = block(entry)
-    sized = ("cpu and memory", read.cpu and read.memory) if on_cpus else ("gpus", gpus)
-    shown = (sized, ("kind", read.kind), ("priority class", read.priority_class))
+    shown: tuple = (("gpus", gpus),) if not on_cpus else ()
+    if on_cpus or tier in context.unsized_tiers:
+        shown += (("cpu and memory", read.cpu and read.memory),)
+    shown += (("kind", read.kind), ("priority class", read.priority_class))
+    if read.rdma_nodes and not read.rdma:
+        shown += (("RDMA devices per pod (1: its pods require RDMA nodes)", False),)
     unseen = [what for what, known in shown if not known]
     if unseen:
         out.yaml_add_eol_comment(
@@ -136,12 +141,30 @@ def _entry(
     return out
 
 
+def _shown(read: ClassRead, needed_class: str | None) -> dict:
+    """The fields of a class the cluster shows beside its placement and size: kind, RDMA devices (1 where only its
+    placement on RDMA nodes shows), one pod per node, one zone, priority class (else the one its pods must name),
+    namespace default."""
+    fields = {
+        "kind": read.kind,
+        "rdma": read.rdma or (1 if read.rdma_nodes else None),
+        "onePerNode": read.one_per_node,
+        "sameZone": read.same_zone,
+        "priorityClass": read.priority_class or needed_class,
+        "namespaceDefault": read.namespace_default,
+    }
+    return {key: value for key, value in fields.items() if value}
+
+
 def _sizes(read: ClassRead, tier: str | None, gpus: int | None, context: Context) -> dict:
     """A class on CPU-only nodes (tier None) states its pods' cpu and memory (nothing to size them from); one on a
-    GPU tier its GPUs, and the MIG device its tier's cards are cut into where there is one."""
+    GPU tier its GPUs, and the MIG device its tier's cards are cut into where there is one (and its pods' cpu and
+    memory where no pool of the tier states its allocatable)."""
     if tier is None:
         return {"cpu": read.cpu or "1", "memory": read.memory or "1Gi"}
     out: dict = {"gpuTier": tier, "gpus": gpus or 1}
+    if tier in context.unsized_tiers:
+        out.update(cpu=read.cpu or "1", memory=read.memory or "1Gi")
     profiles = context.mig_profiles.get(tier, ())
     if len(profiles) == 1:
         out["migProfile"] = profiles[0]
@@ -220,30 +243,31 @@ def _tolerated(read: ClassRead, tolerations: list[dict]) -> None:
 def _admission_classes(tenant: str, validating: dict, mutating: dict) -> list[ClassRead]:
     injected = mutating.get(f"{INJECTION_PREFIX}{tenant}")
     if injected is not None:
-        defaults = _namespace_defaults(injected)
-        classes = [
-            ClassRead(name, tolerated, namespace=defaults.get(name), namespace_default=name in defaults)
-            for name, tolerated in _injected_classes(injected)
-        ]
+        classes = _injected_classes(injected, _namespace_defaults(injected))
         if classes:
             return classes
     policy = validating.get(policy_name(tenant))
     return [ClassRead("", grant) for grant in _grants(policy)] if policy else []
 
 
-def _injected_classes(policy: dict) -> list[tuple[str, dict[str, list[str]]]]:
-    """(class, key -> the values tolerated) for each class a tenant's mutating admission policy injects into."""
-    out: dict[str, dict[str, list[str]]] = {}
+def _injected_classes(policy: dict, defaults: dict[str, str]) -> list[ClassRead]:
+    """Each class a tenant's mutating admission policy injects into: the tolerations and the placement it injects
+    (RDMA nodes required, one pod per node, one zone), and the namespace it defaults to it."""
+    out: dict[str, ClassRead] = {}
     for mutation in (policy.get("spec") or {}).get("mutations") or []:
         expression = str((mutation.get("jsonPatch") or {}).get("expression", ""))
         match = _CLASS_PATCH.match(expression)
         if match is None:
             continue
-        tolerated = out.setdefault(match.group(1), {})
+        name = match.group(1)
+        read = out.setdefault(name, ClassRead(name, namespace=defaults.get(name), namespace_default=name in defaults))
         for key, value in _TOLERATION.findall(expression):
-            if value not in tolerated.setdefault(key, []):
-                tolerated[key].append(value)
-    return list(out.items())
+            if value not in read.tolerated.setdefault(key, []):
+                read.tolerated[key].append(value)
+        read.rdma_nodes |= f"'{RDMA_LABEL}'" in expression
+        read.one_per_node |= bool(_ONE_PER_NODE.search(expression))
+        read.same_zone |= bool(_SAME_ZONE.search(expression))
+    return list(out.values())
 
 
 def _namespace_defaults(policy: dict) -> dict[str, str]:

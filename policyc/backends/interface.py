@@ -15,11 +15,11 @@ from typing import Protocol, runtime_checkable
 from policyc.artifacts import Artifact
 from policyc.backends.binding import Binding
 from policyc.backends.workloads import Kind
-from policyc.cluster.reading import QueuesRead
+from policyc.cluster.reading import PoolsRead, QueuesRead
 from policyc.cluster.source import ClusterSource
 from policyc.codes import Rule
 from policyc.diagnostics import Diagnostic
-from policyc.ir import ChosenLabel, Cluster, Pool, Workload
+from policyc.ir import ChosenLabel, Cluster, LabelKeys, Pool, Workload
 from policyc.k8s.dependencies import Reference
 from policyc.language.model.base import Model, SchedulerSettings
 
@@ -161,4 +161,20 @@ class Provisioner(Protocol):
         for the pod the node is made for, among those its requirements allow (e.g. one value of each
         requirement, and its well-known labels); sorted by key, none for a provisioner that chooses no value. The
         resolver stores them in `Pool.chosen_labels`, which the placement proof evaluates the pool's node with."""
+        ...
+
+
+@runtime_checkable
+class ProvisionerAdoptFace(Protocol):
+    """A node provisioner's `adopt`: the pools its objects on a running cluster make, read back as the policy writes
+    them, for `policyc import` (which reads pools of named nodes from the nodes themselves); imported only by that
+    command."""
+
+    UNSEEN: str
+    """What of its pools the cluster does not show, in a few words: the import guesses it or says so (for one that
+    reads nothing back, why)."""
+
+    def read_pools(self, source: ClusterSource, keys: LabelKeys) -> PoolsRead:
+        """Its pools from the cluster's objects (`keys`: the policy's label keys, whose pool label names a pool):
+        nothing for a cluster without its objects, or for a provisioner whose pools the cluster does not show."""
         ...

@@ -33,8 +33,15 @@ from policyc.ir import AlertRule, AlertThresholds, Cluster, Monitoring, Pool
 from policyc.k8s.objects import metadata
 
 PATH = "monitoring/gpu-alerts.yaml"
+RULE_SUFFIX = "-gpu-alerts"
+"""The PrometheusRule is named `<policy>-gpu-alerts`."""
+POOL_GROUP = "gpu.pool."
+"""A pool's group is `gpu.pool.<pool>`."""
 EXTRA_GROUP = "gpu.extra"
+GPU_UTILISATION = "DCGM_FI_DEV_GPU_UTIL"
 MIG_UTILISATION = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
+UTILISATION_FULL = {GPU_UTILISATION: Decimal(100), MIG_UTILISATION: Decimal(1)}
+"""The low-utilisation alert's metrics -> their value at 100 %."""
 XID_COUNT = "DCGM_EXP_XID_ERRORS_COUNT"
 COUNTER_WINDOW = "15m"
 """How far back an alert on a counter (remapped rows, ECC errors) looks: it fires for this long after each increase."""
@@ -82,6 +89,11 @@ def rated_power(product: str, monitoring: Monitoring) -> tuple[Decimal, str] | N
     """(watts, where the figure comes from) for a card, or None when neither the policy nor the table knows it."""
     if product in monitoring.rated_power:
         return Decimal(str(monitoring.rated_power[product])), "monitoring.ratedPower"
+    return datasheet_power(product)
+
+
+def datasheet_power(product: str) -> tuple[Decimal, str] | None:
+    """(watts, the datasheet stating them) for a card of policyc's table (`RATED_POWER`), or None."""
     for pattern, card, watts in RATED_POWER:
         if pattern.search(product):
             return Decimal(watts), f"the {card}'s datasheet"
@@ -97,9 +109,9 @@ def monitored_pools(cluster: Cluster) -> list[Pool]:
 def utilisation_metric(pool: Pool, monitoring: Monitoring) -> tuple[str, Decimal] | None:
     """(metric, its value at 100 %) the pool's low-utilisation alert reads, or None when its exporter has none."""
     if pool.mig is None:
-        return "DCGM_FI_DEV_GPU_UTIL", Decimal(100)
+        return GPU_UTILISATION, UTILISATION_FULL[GPU_UTILISATION]
     if MIG_UTILISATION in enabled_fields(monitoring.counters, monitoring.extra_counters):
-        return MIG_UTILISATION, Decimal(1)
+        return MIG_UTILISATION, UTILISATION_FULL[MIG_UTILISATION]
     return None
 
 
@@ -108,7 +120,7 @@ def emit(cluster: Cluster) -> list[Artifact]:
     if monitoring is None:
         return []
     pools = monitored_pools(cluster)
-    groups = [{"name": f"gpu.pool.{p.name}", "rules": _pool_rules(cluster, monitoring, p)} for p in pools]
+    groups = [{"name": f"{POOL_GROUP}{p.name}", "rules": _pool_rules(cluster, monitoring, p)} for p in pools]
     groups = [g for g in groups if g["rules"]]
     if monitoring.extra_rules:
         groups.append({"name": EXTRA_GROUP, "rules": [_extra_rule(cluster, r) for r in monitoring.extra_rules]})
@@ -118,7 +130,7 @@ def emit(cluster: Cluster) -> list[Artifact]:
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PrometheusRule",
         "metadata": metadata(
-            f"{cluster.name}-gpu-alerts", cluster.name, namespace=monitoring.namespace, labels=monitoring.labels
+            f"{cluster.name}{RULE_SUFFIX}", cluster.name, namespace=monitoring.namespace, labels=monitoring.labels
         ),
         "spec": {"groups": groups},
     }

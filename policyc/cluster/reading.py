@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from policyc.cluster.source import Kind
+from policyc.gpu.accelerators import VENDORS
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -57,6 +58,9 @@ class QueuesRead:
     """Field of `scheduler` -> from what its value was guessed."""
     policy_name: str | None = None
     """The policy's name, where the scheduler's objects show it (a root queue or cohort named after the policy)."""
+    workload_kinds: dict[str, str] = field(default_factory=dict)
+    """Workload kinds the scheduler's configuration shows some class runs -> the type of class that runs it (the
+    policy's kind names): the import gives the kind to a class whose kind the cluster does not show."""
 
 
 def number(quantity: object) -> object:
@@ -87,3 +91,44 @@ def cpu_text(millicores: Fraction) -> object:
     if (millicores / 1000).denominator == 1:
         return str(millicores // 1000)
     return f"{round(millicores)}m"
+
+
+@dataclass(slots=True)
+class SizedPoolRead:
+    """One pool of a provisioner that makes its nodes, read back from its objects (its nodes are not on the cluster
+    until made)."""
+
+    node: dict
+    """A Node as the provisioner makes it, as far as its objects say: the pool's labels (its name under policyc's
+    pool label) and taints, the GPU product its product taint names, the accelerators per node where shown."""
+    size: dict
+    """The pool's size as the policy writes it (`count`, `minNodes`, `maxNodes`)."""
+    settings: dict
+    """The pool's block `nodePools[].<provisioner>` (what differs from its defaults)."""
+    guesses: dict[str, str] = field(default_factory=dict)
+    """Field of the pool (`count`, `gpu` ...) -> from what it was guessed."""
+
+
+@dataclass(slots=True)
+class PoolsRead:
+    """A node provisioner's reading of a cluster: its pools and its cluster-wide settings."""
+
+    pools: list[SizedPoolRead] = field(default_factory=list)
+    settings: dict = field(default_factory=dict)
+    """The block `spec.provisioning.<provisioner>` (what differs from its defaults)."""
+    expressed: set[ObjectRef] = field(default_factory=set)
+    """Objects the reading carries over (the policy builds them again)."""
+
+
+def template_node(name: str, labels: dict, taints: list[dict], capacity: dict[str, str]) -> dict:
+    """A Node with `labels`, `taints` and `capacity`; the product label of the GPU vendor whose product taint it has
+    (as the vendor's discovery labels the node, where the taint names the product)."""
+    products = {v.product_label: v for v in VENDORS.values() if v.product_label}
+    shown = {t["key"]: t.get("value", "") for t in taints if t.get("key") in products}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {**shown, **labels}},
+        "spec": {"taints": taints},
+        "status": {"capacity": capacity, "allocatable": capacity},
+    }

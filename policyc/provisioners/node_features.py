@@ -15,10 +15,12 @@ from policyc.ir import Cluster, Pool
 from policyc.k8s.nfd import NFD_API_VERSION, NODE_FEATURE_RULE, nfd_refuses_label, nfd_refuses_taint
 from policyc.k8s.objects import metadata
 
+RULE_PREFIX = "policyc-pool-"
+
 
 def rule_name(pool: Pool) -> str:
     """The name of the pool's NodeFeatureRule object."""
-    return f"policyc-pool-{pool.name}"
+    return f"{RULE_PREFIX}{pool.name}"
 
 
 def names_regex(nodes: tuple[str, ...]) -> str:

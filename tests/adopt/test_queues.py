@@ -137,3 +137,24 @@ def test_volcano_reads_the_queue_and_the_plugins_the_policy_would_not_write_itse
     assert read.scheduler["actions"] == ["enqueue", "allocate"] and read.scheduler["queuePlugin"] == "capacity"
     assert read.scheduler["plugins"] == [{"name": "nodeorder", "arguments": {"leastrequested.weight": 0}}]
     assert "placement" in read.guesses, "no placement plugin: binpack, guessed"
+
+
+def _manager_config(text: str) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "kueue-manager-config", "namespace": "kueue-system"},
+        "data": {"controller_manager_config.yaml": text},
+    }
+
+
+def test_kueue_reads_the_workload_kinds_its_integrations_show_some_class_runs() -> None:
+    queue = _cluster_queue("team-a", "Never", [{"name": "a100", "resources": [{"name": "cpu", "nominalQuota": "1"}]}])
+    frameworks = "integrations:\n  frameworks: [batch/job, kubeflow.org/pytorchjob, deployment, pod]\n"
+    read = _read("kueue", queue, _manager_config(frameworks))
+    # batch/job is listed whatever the classes run: it shows no kind
+    assert read.workload_kinds == {"PyTorchJob": "training", "Deployment": "inference"}
+    assert _read("kueue", queue, _manager_config("integrations:\n  frameworks: [batch/job]\n")).workload_kinds == {}
+    # a configuration that is not Kueue's shows nothing (the build replaces it)
+    assert _read("kueue", queue, _manager_config("[not, a, map]")).workload_kinds == {}
+    assert _read("kueue", queue, _manager_config("{unclosed")).workload_kinds == {}

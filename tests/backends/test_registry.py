@@ -22,6 +22,7 @@ from policyc.backends.interface import (
     AdoptFace,
     CodesFace,
     Provisioner,
+    ProvisionerAdoptFace,
     ProvisionerSettingsFace,
     RulesFace,
     SchedulerBackend,
@@ -41,6 +42,7 @@ PROVISIONER_FACES = {
     "codes": CodesFace,
     "rules": RulesFace,
     "backend": Provisioner,
+    "adopt": ProvisionerAdoptFace,
 }
 """Each face of a node provisioner's package, by module name, and the protocol it provides."""
 TEST_PROVISIONER = "sized"
@@ -119,6 +121,24 @@ def test_each_backend_reads_its_queues_back_for_import(name: str) -> None:
             return True
 
     assert face.read_queues(Empty(), "example.com", "nvidia.com/gpu") is None
+
+
+@pytest.mark.parametrize("name", [*PROVISIONERS, TEST_PROVISIONER])
+def test_a_cluster_without_a_provisioners_objects_gives_it_no_pools(name: str) -> None:
+    """Every provisioner reads pools back for import (`adopt`), and says what of them the cluster does not show."""
+    from policyc.ir import LabelKeys
+
+    class Empty:
+        name = "empty"
+
+        def objects(self, kind, api_version=None):
+            return iter(())
+
+    with registered() if name == TEST_PROVISIONER else nullcontext():
+        face = registry.provisioner_adopt(name)
+        read = face.read_pools(Empty(), LabelKeys("example.com"))
+        assert (read.pools, read.settings, read.expressed) == ([], {}, set())
+        assert face.UNSEEN
 
 
 @pytest.mark.parametrize("name", [*PROVISIONERS, TEST_PROVISIONER])

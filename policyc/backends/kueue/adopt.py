@@ -1,11 +1,23 @@
 """Kueue on a running cluster, read back for `policyc import`: a ClusterQueue per tenant (its nominal quotas summed
 over its flavors as the guarantee, plus its borrowing limit as the capability, its fair-sharing weight), the
 LocalQueues tying namespaces to it. ResourceFlavors and Cohorts follow from the pools and the queues: the policy
-builds them again, and they are listed as carried over."""
+builds them again, and they are listed as carried over. The manager configuration's integrations tell which
+workload kinds the classes run (their templates are never on the cluster)."""
 
 from __future__ import annotations
 
-from policyc.backends.kueue.backend import GROUP
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from policyc.backends.kueue.backend import (
+    ALWAYS_INTEGRATED,
+    FRAMEWORKS,
+    GROUP,
+    KUEUE_CONFIGMAP,
+    KUEUE_KEY,
+    KUEUE_NAMESPACE,
+)
+from policyc.backends.kueue.settings import DEFAULT_KINDS, GANG_KINDS
 from policyc.cluster.reading import ObjectRef, QueueRead, QueuesRead, resources
 from policyc.cluster.source import ClusterSource, Kind
 from policyc.k8s.quantity import Quantity, QuantityError
@@ -40,7 +52,28 @@ def read_queues(source: ClusterSource, domain: str, gpu_resource: str) -> Queues
         read.expressed.add(ObjectRef.of(obj))
     for kind in DERIVED:
         read.expressed.update(ObjectRef.of(obj) for obj in source.objects(kind))
+    read.workload_kinds = _integrated_kinds(source)
     return read
+
+
+def _integrated_kinds(source: ClusterSource) -> dict[str, str]:
+    """The workload kinds the manager configuration's integrations show some class runs (policyc lists those the
+    classes' kinds need, and `batch/job` always) -> the type of class that runs it."""
+    for configmap in source.objects(Kind("", "ConfigMap")):
+        metadata = configmap["metadata"]
+        if (metadata.get("namespace"), metadata.get("name")) == (KUEUE_NAMESPACE, KUEUE_CONFIGMAP):
+            try:
+                conf = YAML(typ="safe").load((configmap.get("data") or {}).get(KUEUE_KEY) or "") or {}
+                listed = set((conf.get("integrations") or {}).get("frameworks") or ())
+            except (YAMLError, AttributeError):
+                return {}  # not Kueue's configuration: the policy's build replaces it (listed as policyc's own)
+            types = {kind: type_ for type_, kind in DEFAULT_KINDS.items()}
+            return {
+                kind: types.get(kind, "training" if kind in GANG_KINDS else "inference")
+                for kind, needs in FRAMEWORKS.items()
+                if set(needs) <= listed and not set(needs) <= set(ALWAYS_INTEGRATED)
+            }
+    return {}
 
 
 def _queue(obj: dict, domain: str, gpu_resource: str) -> QueueRead:

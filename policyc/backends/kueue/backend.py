@@ -74,6 +74,8 @@ KUEUE_CONFIGMAP = "kueue-manager-config"
 KUEUE_KEY = "controller_manager_config.yaml"
 FRAMEWORKS = {"Job": ("batch/job",), "PyTorchJob": ("kubeflow.org/pytorchjob",), "Deployment": ("deployment", "pod")}
 """Kueue integrations each workload kind needs (Deployments are admitted pod by pod)."""
+ALWAYS_INTEGRATED = ("batch/job",)
+"""Integrations the manager configuration lists whatever the workload kinds."""
 FAIR_SHARING_STRATEGIES = ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
 
 MAX_FLAVORS_PER_GROUP = 64
@@ -399,7 +401,7 @@ def _local_queues(cluster: Cluster) -> list[Manifest]:
 def manager_conf(cluster: Cluster) -> dict:
     """Kueue's controller Configuration: fair sharing on (queue weights), and the integrations the workload kinds
     need. It replaces the installation's controller_manager_config.yaml; unset fields keep Kueue's defaults."""
-    needed = {f for w in cluster.workloads for f in FRAMEWORKS.get(w.kind, ())} | {"batch/job"}
+    needed = {f for w in cluster.workloads for f in FRAMEWORKS.get(w.kind, ())} | set(ALWAYS_INTEGRATED)
     frameworks = [f for kind in ("Job", "PyTorchJob", "Deployment") for f in FRAMEWORKS[kind] if f in needed]
     return {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
