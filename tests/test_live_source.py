@@ -22,7 +22,7 @@ from ruamel.yaml import YAML
 from policyc.cluster import live
 from policyc.cluster.live import LiveSource
 from policyc.cluster.source import NODE, POD, ClusterSource, Kind, SourceError
-from tests.conftest import REPO, missing_shared_data, shared_dir
+from tests.conftest import REPO, missing_shared_data, require_tool, shared_dir
 from tests.fake_apiserver import FakeApiServer, plural
 
 QUEUE = Kind("scheduling.volcano.sh", "Queue")
@@ -192,7 +192,18 @@ def server_tls(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     certificate, key = folder / "server.crt", folder / "server.key"
     subprocess.run(
         [
-            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=fake-apiserver"),
+            *(
+                require_tool("openssl", "apt-get install openssl"),
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-days",
+                "1",
+                "-subj",
+                "/CN=fake-apiserver",
+            ),
             *("-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(certificate)),
         ],
         check=True,
