@@ -50,14 +50,14 @@ def test_a_dump_is_taken_to_hold_every_kind_unless_told_which() -> None:
     ],
 )
 def test_anything_but_a_list_is_one_line_saying_what(tmp_path, text: str, says: str) -> None:
-    path = tmp_path / "cluster.json"
+    path = tmp_path / "policy.yaml"  # the hint must not tell to write the dump over the file given
     path.write_text(text)
     with pytest.raises(SourceError) as raised:
         DumpSource(path)
     message = str(raised.value)
     assert says in message and "\n" not in message and str(path) in message
     if "items[0]" not in says:
-        assert "kubectl get <kinds> -A -o json > cluster.json" in message
+        assert "make one with kubectl get <kinds> -A -o json > cluster.json" in message
 
 
 def test_an_unreadable_path_is_one_line(tmp_path) -> None:

@@ -259,8 +259,8 @@ def test_no_kubeconfig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert line == f"kubeconfig {missing} does not exist; pass the path of an existing kubeconfig file"
     line = failure(LiveSource)  # no KUBECONFIG, no ~/.kube/config, not in a pod
     assert line == (
-        "no kubeconfig: ~/.kube/config does not exist and this is not a pod with a service account; pass the path "
-        "of a kubeconfig file, or set KUBECONFIG"
+        "no kubeconfig: ~/.kube/config does not exist and this is not a pod with a service account; pass "
+        "--kubeconfig FILE or set KUBECONFIG, or read a dump instead: --from FILE"
     )
 
 

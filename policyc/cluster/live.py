@@ -142,7 +142,7 @@ class LiveSource:
             looked = os.environ.get("KUBECONFIG") or "~/.kube/config"
             raise SourceError(
                 f"no kubeconfig: {looked} does not exist and this is not a pod with a service account; "
-                "pass the path of a kubeconfig file, or set KUBECONFIG"
+                "pass --kubeconfig FILE or set KUBECONFIG, or read a dump instead: --from FILE"
             )
         self._host = configuration.host
         self._api = client.ApiClient(configuration)

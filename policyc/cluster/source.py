@@ -88,7 +88,7 @@ class DumpSource:
         the kubectl command that makes such a dump)."""
         self.name = str(path)
         self._by_kind: dict[Kind, list[msgspec.Raw]] = {}
-        make = f"make it with kubectl get <kinds> -A -o json > {Path(path).name}"
+        make = "make one with kubectl get <kinds> -A -o json > cluster.json"
         try:
             with open(path, "rb") as f:
                 data = f.read()
