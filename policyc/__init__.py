@@ -16,7 +16,11 @@ __all__ = ["__version__", "compile"]
 
 
 def compile(
-    source: str | os.PathLike[str], *, name: str | None = None, on_stage: StageHook | None = None
+    source: str | os.PathLike[str],
+    *,
+    name: str | None = None,
+    on_stage: StageHook | None = None,
+    cluster: str | None = None,
 ) -> Compilation:
     """Compile a policy: `source` is its text (a str) or the path of its file (a `pathlib.Path` or other
     path-like). `name` is how diagnostics and generated file headers name it (default: the path, or '<policy>').
@@ -24,10 +28,11 @@ def compile(
     Returns the `Compilation`: `.ok`, `.report.diagnostics`, `.artifacts` (the objects, with the policy lines they
     come from) and `.files` (path -> bytes, as `policyc build` writes them). Nothing is written, and the host's
     garbage-collector settings are as they were once it returns. `on_stage`, if given, is called as each stage ends
-    (`policyc.compiler.STAGES`) with its name and the compilation so far, for a progress display.
+    (`policyc.compiler.STAGES`) with its name and the compilation so far, for a progress display. `cluster` names a
+    cluster document of a policy directory (a fleet, docs/fleet.md) whose overrides apply.
     """
     from policyc.compiler import TEXT_NAME, compile_file, compile_text
 
     if isinstance(source, str):
         return compile_text(source, name or TEXT_NAME, on_stage)
-    return compile_file(source, name, on_stage)
+    return compile_file(source, name, on_stage, cluster)

@@ -21,8 +21,9 @@ from policyc import __version__
 from policyc import compile as compile_policy
 
 if TYPE_CHECKING:
+    from policyc.commands.progress import Progress
     from policyc.compiler import Compilation
-    from policyc.diagnostics import Report
+    from policyc.diagnostics import Diagnostic, Report
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 DIAGNOSTIC_FORMATS = ("text", "json", "github", "sarif")
@@ -87,16 +88,86 @@ _POLICY_PATH = click.Path()
 """A policy: its file, or a policy directory (a platform file and the teams' files, docs/teams.md)."""
 
 
+_cluster_option = click.option(
+    "--cluster", metavar="NAME",
+    help="A policy directory with cluster documents (a fleet, docs/fleet.md): this cluster only.",
+)  # fmt: skip
+
+
+def _clusters(policy: str, cluster: str | None) -> list[str | None]:
+    """The clusters of POLICY to compile: `cluster`, else every cluster of a fleet, else [None] (the policy as it
+    is); a usage error for a cluster it does not have."""
+    from policyc.language.teams import fleet_of
+
+    names = list(fleet_of(policy)[1])
+    if cluster is None:
+        return names or [None]  # type: ignore[return-value]
+    if cluster not in names:
+        from policyc.diagnostics import did_you_mean
+
+        hint = did_you_mean(cluster, names) if names else "it names no cluster documents (kind: Cluster)"
+        raise click.BadParameter(f"{policy} has no cluster '{cluster}'; {hint}", param_hint="--cluster")
+    return [cluster]
+
+
+def _one_cluster(policy: str, cluster: str | None) -> str | None:
+    """The cluster a command about one cluster (explain, report) reads: `cluster`, or a fleet's only one."""
+    clusters = _clusters(policy, cluster)
+    if len(clusters) > 1:
+        raise click.UsageError(f"{policy} is a fleet of clusters {', '.join(map(str, clusters))}: give --cluster NAME")
+    return clusters[0]
+
+
+def _compile_clusters(policy: str, clusters: list[str | None], progress: Progress) -> list[Compilation]:
+    """POLICY compiled for each of `clusters`; a fleet's reports say their cluster, and a diagnostic every cluster
+    shares is shown once (in the first)."""
+    compilations = []
+    for name in clusters:
+        progress.begin(policy if name is None else f"{policy} (cluster {name})")
+        compilations.append(compile_policy(Path(policy), name=policy, on_stage=progress.lap, cluster=name))
+    if len(clusters) > 1 or clusters[0] is not None:
+        _name_clusters(compilations, clusters)  # type: ignore[arg-type]
+    return compilations
+
+
+def _name_clusters(compilations: list[Compilation], clusters: list[str]) -> None:
+    from dataclasses import replace
+
+    def key(d: Diagnostic) -> tuple:
+        return d.file, d.line, d.column, d.code, d.message
+
+    shared = set.intersection(*({key(d) for d in c.report.diagnostics} for c in compilations))
+    shown: set = set()
+    for compilation, name in zip(compilations, clusters, strict=True):
+        report = compilation.report
+        report.file = f"{report.file} (cluster {name})"
+        diagnostics, report.diagnostics = report.diagnostics, []
+        for d in diagnostics:
+            if key(d) not in shared:
+                report.diagnostics.append(replace(d, message=f"{d.message} (cluster {name})"))
+            elif key(d) not in shown:
+                shown.add(key(d))
+                report.diagnostics.append(d)
+
+
 @main.command()
 @click.argument("policy", type=_POLICY_PATH)
 @click.option("-o", "--output", "output", required=True, type=click.Path(file_okay=False),
               help="Directory to write (replaced as a whole; created if missing), or - to print what Argo CD "
-              "applies (the objects kustomization.yaml lists, in its order) as one YAML stream.")  # fmt: skip
+              "applies (the objects kustomization.yaml lists, in its order) as one YAML stream. A fleet's build "
+              "writes a directory per cluster and applicationset.yaml in it.")  # fmt: skip
 @click.option("--check", is_flag=True,
               help="Write nothing; exit 1 and show a diff if the output directory differs from the build.")  # fmt: skip
+@_cluster_option
+@click.option("--repo-url", metavar="URL",
+              help="A fleet's build: the git repository the ApplicationSet points Argo CD at (the output directory "
+              "is its path there, as given).")  # fmt: skip
+@click.option("--revision", default="HEAD", show_default=True,
+              help="A fleet's build: the ApplicationSet's git revision.")  # fmt: skip
 @_format_option
 @_quiet_option
-def build(policy: str, output: str, check: bool, fmt: str, quiet: bool) -> None:
+def build(policy: str, output: str, check: bool, cluster: str | None, repo_url: str | None, revision: str, fmt: str,
+          quiet: bool) -> None:  # fmt: skip
     """Compile POLICY and write the generated tree to the output directory (or print it as a stream, with -o -)."""
     from policyc.commands.progress import shown
     from policyc.output.drift import compare, immutable_changes
@@ -106,25 +177,39 @@ def build(policy: str, output: str, check: bool, fmt: str, quiet: bool) -> None:
     if to_stdout and (check or fmt != "text"):
         raise click.UsageError("-o - prints the objects on standard output: --check and --format other than text "
                                "need an output directory")  # fmt: skip
+    clusters = _clusters(policy, cluster)
+    fleet = cluster is None and clusters != [None]
+    if fleet and (to_stdout or not repo_url):
+        raise click.UsageError(f"{policy} is a fleet of clusters {', '.join(map(str, clusters))}: build one with "
+                               "--cluster NAME, or all of them into a directory with --repo-url URL (the repository "
+                               "the ApplicationSet points Argo CD at)")  # fmt: skip
     drift = refused = None
-    with shown(("compare" if check else "write",), quiet=quiet) as progress:
-        progress.begin(policy)
-        compilation = compile_policy(Path(policy), name=policy, on_stage=progress.lap)
-        if compilation.ok and compilation.cluster is not None and not to_stdout:
-            compilation.report.extend(immutable_changes(compilation.cluster, output))
-        if compilation.ok and check:
-            drift = compare(compilation.files, output)
-        elif compilation.ok and not to_stdout:
+    with shown(("compare" if check else "write",), len(clusters), quiet=quiet) as progress:
+        compilations = _compile_clusters(policy, clusters, progress)
+        ok = all(c.ok for c in compilations)
+        if fleet and ok:
+            from policyc.compiler import fleet_files
+
+            root = Path(os.path.relpath(output)).as_posix()
+            files = fleet_files(policy, dict(zip(clusters, compilations, strict=True)), root, repo_url, revision)
+        else:
+            files = compilations[0].files
+        for c, name in zip(compilations, clusters, strict=True):
+            if ok and c.cluster is not None and not to_stdout:
+                c.report.extend(immutable_changes(c.cluster, os.path.join(output, name) if fleet else output))
+        if ok and check:
+            drift = compare(files, output)
+        elif ok and not to_stdout:
             try:
-                write_tree(compilation.files, output)
+                write_tree(files, output)
             except OutputError as e:
                 refused = e
-    _emit_diagnostics([compilation], fmt)
-    if not compilation.ok:
+    _emit_diagnostics(compilations, fmt)
+    if not ok:
         sys.exit(EXIT_FAILED)
     if to_stdout:
-        cluster = compilation.cluster
-        click.echo(render_stream(compilation.artifacts, cluster.name, cluster.source), nl=False)  # type: ignore[union-attr]
+        compiled = compilations[0].cluster
+        click.echo(render_stream(compilations[0].artifacts, compiled.name, compiled.source), nl=False)  # type: ignore[union-attr]
         return
     if refused is not None:
         click.echo(f"policyc: {refused}", err=True)
@@ -138,7 +223,7 @@ def build(policy: str, output: str, check: bool, fmt: str, quiet: bool) -> None:
     if drift is not None:
         click.echo(f"{output} is up to date with {policy}", err=True)
     else:
-        click.echo(f"{policy}: wrote {len(compilation.files)} files to {output}", err=True)
+        click.echo(f"{policy}: wrote {len(files)} files to {output}", err=True)
 
 
 _MENTIONS_POLICY_API = re.compile(rb"""apiVersion['"]?\s*:\s*['"]?policyc\.io/""")
@@ -218,24 +303,28 @@ def _policies_of(changed: list[str]) -> list[str]:
 @click.option("--platform", type=click.Path(exists=True, file_okay=False), metavar="DIR",
               help="Each POLICY is a team's file: check it against the platform document of the policy directory DIR "
               "alone, without the other teams' files.")  # fmt: skip
+@click.option("--cluster", metavar="NAME",
+              help="Each POLICY is a fleet (a policy directory with cluster documents, docs/fleet.md): validate this "
+              "cluster only, not every one.")  # fmt: skip
 @_format_option
 @_quiet_option
-def validate(policies: tuple[str, ...], only_policies: bool, platform: str | None, fmt: str, quiet: bool) -> None:
-    """Run every check and verification on each POLICY (a file or a policy directory); write nothing (the pre-commit
-    path)."""
+def validate(policies: tuple[str, ...], only_policies: bool, platform: str | None, cluster: str | None, fmt: str,
+             quiet: bool) -> None:  # fmt: skip
+    """Run every check and verification on each POLICY (a file or a policy directory; each cluster of a fleet); write
+    nothing (the pre-commit path)."""
     from policyc.commands.progress import shown
 
     chosen = _policies_of(list(policies)) if only_policies else list(policies)
     compilations = []
     with shown(policies=len(chosen), quiet=quiet) as progress:
         for policy in chosen:
-            progress.begin(policy)
             if platform is not None:
                 from policyc.compiler import compile_team
 
+                progress.begin(policy)
                 compilations.append(compile_team(policy, platform, on_stage=progress.lap))
             else:
-                compilations.append(compile_policy(Path(policy), name=policy, on_stage=progress.lap))
+                compilations += _compile_clusters(policy, _clusters(policy, cluster), progress)
     _emit_diagnostics(compilations, fmt)
     if platform is not None and not quiet:
         click.echo(f"policyc: note: checked against {platform}'s platform document only: a tenant, namespace or "
@@ -268,16 +357,18 @@ def find_policies(directory: str) -> None:
 @click.option("--format", "fmt", type=click.Choice(DIAGNOSTIC_FORMATS), default="text", show_default=True,
               help="text, or one JSON document (placement, pools, objects, diagnostics); github and sarif print the "
               "matrix as text and the diagnostics in that format.")  # fmt: skip
+@_cluster_option
 def explain(
-    policy: str, workload: str | None, pool: str | None, selector: str | None, manifest: str | None, fmt: str
-) -> None:
+    policy: str, workload: str | None, pool: str | None, selector: str | None, manifest: str | None, fmt: str,
+    cluster: str | None,
+) -> None:  # fmt: skip
     """Show where each workload template can land on each pool and why, where objects come from, or what admission
     does with one pod."""
     from policyc.commands import explain as ex
     from policyc.diagnostics import did_you_mean
     from policyc.proof.placement import targets
 
-    compilation = compile_policy(Path(policy), name=policy)
+    compilation = compile_policy(Path(policy), name=policy, cluster=_one_cluster(policy, cluster))
     if compilation.cluster is None or not compilation.artifacts:
         _emit_diagnostics([compilation], fmt)
         sys.exit(EXIT_FAILED)
@@ -535,11 +626,12 @@ def _live_source(kubeconfig: str | None, context: str | None):
 @click.argument("policy", type=_POLICY_PATH)
 @click.option("--format", "fmt", type=click.Choice(["markdown", "html"]), default="markdown", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file instead of stdout.")
-def report(policy: str, fmt: str, output: str | None) -> None:
+@_cluster_option
+def report(policy: str, fmt: str, output: str | None, cluster: str | None) -> None:
     """Summarise capacity, guarantees, quotas and warnings for a pull-request review."""
     from policyc.commands import report as rp
 
-    compilation = compile_policy(Path(policy), name=policy)
+    compilation = compile_policy(Path(policy), name=policy, cluster=_one_cluster(policy, cluster))
     if compilation.cluster is None:
         _emit_diagnostics([compilation], "text")
         sys.exit(EXIT_FAILED)

@@ -71,6 +71,21 @@ class SourceMap:
         found = self.files.get(path)
         return None if found is None else (found[0], path, found[1])
 
+    def graft(self, target: Path, file: str, source: SourceMap, prefix: Path) -> None:
+        """Make `target` the subtree at `prefix` of `source`, a document of `file`: its positions replace the ones
+        below `target`, and `target` is known to be written in `file` (a merged policy directory)."""
+        n, m = len(target), len(prefix)
+        mappings = ((self.keys, source.keys), (self.values, source.values), (self.texts, source.texts))
+        if target in self.values or target in self.keys:  # a replaced subtree (an appended one is new)
+            for mapping in (self.keys, self.values, self.texts, self.files):
+                for path in [p for p in mapping if p[:n] == target]:
+                    del mapping[path]
+            self.rejected = {p for p in self.rejected if p[:n] != target}
+        for mapping, own in mappings:
+            mapping.update(((*target, *p[m:]), v) for p, v in own.items() if p[:m] == prefix)
+        self.rejected.update((*target, *p[m:]) for p in source.rejected if p[:m] == prefix)
+        self.files[target] = (file, prefix)
+
     def is_rejected(self, path: Path) -> bool:
         """Whether `path` is, or lies below, a value already reported as unusable."""
         path = tuple(path)
