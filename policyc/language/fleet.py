@@ -116,7 +116,7 @@ def _envelope(part: _Part, platform: _Part) -> Iterator[Diagnostic]:
                 "cluster-document",
                 f"a cluster document overrides no field '{key}'; everything else comes from the shared policy",
                 ("spec", key),
-                hint.replace("did you mean", "write") if hint else f"remove it, or set it in {platform.file}",
+                hint or f"remove it, or set it in {platform.file}",
                 at_key=True,
             )
     yield from _fields(part, spec)
@@ -138,6 +138,7 @@ def _fields(part: _Part, spec: dict) -> Iterator[Diagnostic]:
             "Argo CD",
             ("spec", "destination") if "destination" in spec else ("spec",),
             "write destination: {server: https://<API server>} (or destination: {name: <Argo CD cluster>})",
+            at_key="destination" not in spec,
         )
     scale = spec.get("quotaScale")
     if scale is not None and (isinstance(scale, bool) or not isinstance(scale, int | float) or scale <= 0):
