@@ -205,3 +205,25 @@ def test_validate_shows_an_error_every_cluster_shares_once(fleet: Path, tmp_path
     errors = [line for line in err.splitlines() if " error " in line]
     assert code == 1 and len(errors) == 1 and errors[0].startswith("pol/teams/a.yaml:12:")
     assert "(cluster" not in errors[0]
+
+
+def test_the_cluster_schema_is_checked_in_and_takes_the_example_clusters() -> None:
+    import json
+
+    from jsonschema import Draft202012Validator
+
+    from policyc.language.load import load_file
+    from policyc.language.model import json_schema_text
+    from tests.conftest import REPO
+
+    checked_in = (REPO / "schemas" / "cluster.schema.json").read_text()
+    assert checked_in == json_schema_text(cluster=True), "run `policyc schema --cluster > schemas/cluster.schema.json`"
+    assert cli("schema", "--cluster")[1] == checked_in
+    validator = Draft202012Validator(json.loads(checked_in))
+    clusters = sorted((REPO / "policies" / "fleet" / "clusters").glob("*.yaml"))
+    assert len(clusters) == 2
+    for path in clusters:
+        data = load_file(path).data
+        assert list(validator.iter_errors(data)) == [], path
+        wrong = {**data, "spec": {**data["spec"], "quotaScale": 0, "nodePool": []}}
+        assert len(list(validator.iter_errors(wrong))) == 2  # a scale of 0, and a field no cluster overrides

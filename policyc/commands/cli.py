@@ -514,11 +514,14 @@ def _write_findings(report: Report, fmt: str, output: str | None, source: str) -
 
 @main.command()
 @click.option("--team", is_flag=True, help="The schema of a team's file of a policy directory (kind Tenant) instead.")
-def schema(team: bool) -> None:
+@click.option("--cluster", is_flag=True, help="The schema of a cluster's file of a fleet (kind Cluster) instead.")
+def schema(team: bool, cluster: bool) -> None:
     """Print the JSON Schema of the policy language (for editors and CI)."""
     from policyc.language.model import json_schema_text
 
-    click.echo(json_schema_text(team=team), nl=False)
+    if team and cluster:
+        raise click.UsageError("give --team or --cluster, not both")
+    click.echo(json_schema_text(team=team, cluster=cluster), nl=False)
 
 
 @main.command()
