@@ -227,3 +227,26 @@ def test_the_cluster_schema_is_checked_in_and_takes_the_example_clusters() -> No
         assert list(validator.iter_errors(data)) == [], path
         wrong = {**data, "spec": {**data["spec"], "quotaScale": 0, "nodePool": []}}
         assert len(list(validator.iter_errors(wrong))) == 2  # a scale of 0, and a field no cluster overrides
+
+
+def test_the_application_set_passes_its_crd_schema(fleet: Path, tmp_path: Path, monkeypatch) -> None:
+    """The fleet's ApplicationSet as a kube-apiserver with Argo CD's CRD (tests/data/crds/argocd) judges a create."""
+    from ruamel.yaml import YAML
+
+    from tests.conftest import REPO
+    from tests.crd_validation import crd_in, judge
+
+    crd = crd_in(REPO / "tests" / "data" / "crds" / "argocd" / "applicationset-crd.yaml")
+    monkeypatch.chdir(tmp_path)
+    assert cli("build", "pol", "-o", "out", "--repo-url", "https://git.example.com/fleet.git", "-q")[0] == 0
+    application_set = YAML(typ="safe").load((tmp_path / "out" / "applicationset.yaml").read_text())
+    assert judge(application_set, crd).accepted, judge(application_set, crd).message
+    shipped = YAML(typ="safe").load((REPO / "golden" / "fleet" / "applicationset.yaml").read_text())
+    assert judge(shipped, crd).accepted, judge(shipped, crd).message
+    # The judge is not lax: without a project, or with a field the CRD lacks, the server refuses it.
+    del application_set["spec"]["template"]["spec"]["project"]
+    application_set["spec"]["template"]["spec"]["source"]["revision"] = "HEAD"
+    verdict = judge(application_set, crd)
+    assert verdict.code == 400 and 'unknown field "spec.template.spec.source.revision"' in verdict.message
+    del application_set["spec"]["template"]["spec"]["source"]["revision"]
+    assert [str(p) for p in judge(application_set, crd).problems] == ["spec.template.spec.project: Required value"]

@@ -11,12 +11,10 @@ import sys
 
 import pytest
 
-from policyc.compiler import compile_file
-from policyc.compiler import fleet_files
+from policyc.compiler import compile_file, fleet_files
 from policyc.language.teams import fleet_of
 from tests.conftest import GOLDEN, REPO, example_policies, inner_pytest_env
 from tests.golden import GoldenFileExtension
-
 
 FLEETS = ("fleet",)
 """Example fleets (policies/<name>/, docs/fleet.md): golden/<name>/ is what `policyc build policies/<name> -o
