@@ -29,7 +29,7 @@ def compile(
     come from) and `.files` (path -> bytes, as `policyc build` writes them). Nothing is written, and the host's
     garbage-collector settings are as they were once it returns. `on_stage`, if given, is called as each stage ends
     (`policyc.compiler.STAGES`) with its name and the compilation so far, for a progress display. `cluster` names a
-    cluster document of a policy directory (a fleet, docs/fleet.md) whose overrides apply.
+    cluster document of a policy directory (a fleet, docs/teams.md) whose overrides apply.
     """
     from policyc.compiler import TEXT_NAME, compile_file, compile_text
 

@@ -101,7 +101,7 @@ def compile_team(team: str, platform: str, on_stage: StageHook | None = None) ->
 def fleet_files(
     directory: str | os.PathLike[str], compilations: Mapping[str, Compilation], root: str, repo_url: str, revision: str
 ) -> dict[str, OutputFile]:
-    """A fleet's output (docs/fleet.md): each cluster's files (its compilation's) under its name, and the ApplicationSet
+    """A fleet's output (docs/teams.md): each cluster's files (its compilation's) under its name, and the ApplicationSet
     deploying each directory `<root>/<cluster>` of the git repository `repo_url` at `revision`."""
     from policyc.language.teams import fleet_of
     from policyc.output.argocd import APPLICATION_SET_FILE, application_set

@@ -1,5 +1,5 @@
 """A fleet: cluster documents in a policy directory, each overriding the shared policy for one cluster
-(policyc.language.fleet, docs/fleet.md)."""
+(policyc.language.fleet, docs/teams.md)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from tests.conftest import GOLDEN, REPO, example_policies, inner_pytest_env
 from tests.golden import GoldenFileExtension
 
 FLEETS = ("fleet",)
-"""Example fleets (policies/<name>/, docs/fleet.md): golden/<name>/ is what `policyc build policies/<name> -o
+"""Example fleets (policies/<name>/, docs/teams.md): golden/<name>/ is what `policyc build policies/<name> -o
 manifests --repo-url FLEET_REPO` writes."""
 FLEET_REPO = "https://github.com/example-org/ai-fleet.git"
 

@@ -38,7 +38,7 @@ AUDIT_NOTE = (
 )
 
 _TEAMS = "A policy directory (docs/teams.md) reports it, with several files: tests/test_teams.py shows each case. "
-_FLEET = "A fleet (docs/fleet.md) reports it, in the cluster document: tests/test_fleet.py shows each case. "
+_FLEET = "A fleet (docs/teams.md) reports it, in the cluster document: tests/test_fleet.py shows each case. "
 NOTES = {
     "file/policy-directory": _TEAMS + "Give the directory exactly one document of kind ClusterPolicy (the platform's): "
     "add one (`policyc init DIR/platform.yaml`), or merge the two.",

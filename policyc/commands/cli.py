@@ -90,7 +90,7 @@ _POLICY_PATH = click.Path()
 
 _cluster_option = click.option(
     "--cluster", metavar="NAME",
-    help="A policy directory with cluster documents (a fleet, docs/fleet.md): this cluster only.",
+    help="A policy directory with cluster documents (a fleet, docs/teams.md): this cluster only.",
 )  # fmt: skip
 
 
@@ -304,7 +304,7 @@ def _policies_of(changed: list[str]) -> list[str]:
               help="Each POLICY is a team's file: check it against the platform document of the policy directory DIR "
               "alone, without the other teams' files.")  # fmt: skip
 @click.option("--cluster", metavar="NAME",
-              help="Each POLICY is a fleet (a policy directory with cluster documents, docs/fleet.md): validate this "
+              help="Each POLICY is a fleet (a policy directory with cluster documents, docs/teams.md): validate this "
               "cluster only, not every one.")  # fmt: skip
 @_format_option
 @_quiet_option
