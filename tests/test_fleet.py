@@ -250,3 +250,11 @@ def test_the_application_set_passes_its_crd_schema(fleet: Path, tmp_path: Path, 
     assert verdict.code == 400 and 'unknown field "spec.template.spec.source.revision"' in verdict.message
     del application_set["spec"]["template"]["spec"]["source"]["revision"]
     assert [str(p) for p in judge(application_set, crd).problems] == ["spec.template.spec.project: Required value"]
+
+
+def test_the_hook_validates_the_fleet_of_a_changed_cluster_file(fleet: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(fleet, {"clusters/east.yaml": fixed(EAST, "usage: inference", "usage: serving")})
+    code, _, err = cli("validate", "--only-policies", "pol/clusters/east.yaml")
+    assert code == 1 and err.startswith("pol/clusters/east.yaml:11:28: error ")
+    assert "pol (cluster east): 1 error" in err  # the whole directory, every cluster

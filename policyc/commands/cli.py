@@ -227,8 +227,9 @@ def build(policy: str, output: str, check: bool, cluster: str | None, repo_url: 
 
 
 _MENTIONS_POLICY_API = re.compile(rb"""apiVersion['"]?\s*:\s*['"]?policyc\.io/""")
-_KINDS = ("ClusterPolicy", "Tenant")
-"""The kinds of policyc's documents: a policy (or a directory's platform document), and a team's document."""
+_KINDS = ("ClusterPolicy", "Tenant", "Cluster")
+"""The kinds of policyc's documents: a policy (or a directory's platform document), a team's document and a fleet's
+cluster document."""
 
 
 def _is_policy(path: str) -> bool:
@@ -266,9 +267,9 @@ def _kind_of(path: str) -> str | bool | None:
 
 def _policies_of(changed: list[str]) -> list[str]:
     """What to validate for the changed files a hook passes (`--only-policies`): each policy file, and for a file of
-    a policy directory the whole directory: for a team's Tenant document, the nearest directory above it (within the
-    current one) that holds a platform document; for a platform file, its own directory if it holds team documents.
-    Other files are left out. In the order given, each once."""
+    a policy directory the whole directory: for a team's Tenant document or a fleet's Cluster document, the nearest
+    directory above it (within the current one) that holds a platform document; for a platform file, its own directory
+    if it holds team or cluster documents. Other files are left out. In the order given, each once."""
     from policyc.language.teams import policy_files
 
     here = Path.cwd()
@@ -279,12 +280,12 @@ def _policies_of(changed: list[str]) -> list[str]:
             continue
         chosen = path
         if kind in _KINDS:
-            other = "ClusterPolicy" if kind == "Tenant" else "Tenant"
+            others = ("ClusterPolicy",) if kind != "ClusterPolicy" else ("Tenant", "Cluster")
             above = Path(path).resolve().parents
-            for directory in above if kind == "Tenant" else above[:1]:
+            for directory in above if kind != "ClusterPolicy" else above[:1]:
                 if directory != here and here not in directory.parents:
                     break
-                if any(_kind_of(str(directory / f)) == other for f in policy_files(directory)):
+                if any(_kind_of(str(directory / f)) in others for f in policy_files(directory)):
                     chosen = os.path.relpath(directory)
                     break
         if chosen not in out:

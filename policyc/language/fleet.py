@@ -15,13 +15,27 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from math import floor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from policyc.diagnostics import Diagnostic, Path, diag, did_you_mean
 
 if TYPE_CHECKING:
     from policyc.language.load import Document
-    from policyc.language.teams import _Part
+
+
+class _Part(Protocol):
+    """A document of a policy directory and its file (`policyc.language.teams`, which imports this module)."""
+
+    file: str
+    doc: Document
+
+    @property
+    def data(self) -> Any: ...
+
+    def at(self, d: Diagnostic, path: Path, *, at_key: bool = False) -> Diagnostic: ...
+
+    def where(self, path: Path) -> str: ...
+
 
 CLUSTER_KIND = "Cluster"
 REPLACED = ("kubernetesVersion", "provisioning", "scheduler")
