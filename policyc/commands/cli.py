@@ -97,9 +97,12 @@ _cluster_option = click.option(
 def _clusters(policy: str, cluster: str | None) -> list[str | None]:
     """The clusters of POLICY to compile: `cluster`, else every cluster of a fleet, else [None] (the policy as it
     is); a usage error for a cluster it does not have."""
-    from policyc.language.teams import fleet_of
+    if not os.path.isdir(policy):  # a policy file: what a directory needs is not imported
+        names = []
+    else:
+        from policyc.language.teams import fleet_of
 
-    names = list(fleet_of(policy)[1])
+        names = list(fleet_of(policy)[1])
     if cluster is None:
         return names or [None]  # type: ignore[return-value]
     if cluster not in names:
@@ -170,7 +173,7 @@ def build(policy: str, output: str, check: bool, cluster: str | None, repo_url: 
           quiet: bool) -> None:  # fmt: skip
     """Compile POLICY and write the generated tree to the output directory (or print it as a stream, with -o -)."""
     from policyc.commands.progress import shown
-    from policyc.output.drift import compare, immutable_changes
+    from policyc.output.drift import compare
     from policyc.output.write import OutputError, render_stream, write_tree
 
     to_stdout = output == STDOUT
@@ -178,25 +181,12 @@ def build(policy: str, output: str, check: bool, cluster: str | None, repo_url: 
         raise click.UsageError("-o - prints the objects on standard output: --check and --format other than text "
                                "need an output directory")  # fmt: skip
     clusters = _clusters(policy, cluster)
-    fleet = cluster is None and clusters != [None]
-    if fleet and (to_stdout or not repo_url):
-        raise click.UsageError(f"{policy} is a fleet of clusters {', '.join(map(str, clusters))}: build one with "
-                               "--cluster NAME, or all of them into a directory with --repo-url URL (the repository "
-                               "the ApplicationSet points Argo CD at)")  # fmt: skip
+    fleet = _fleet_build(policy, clusters, cluster is None and clusters != [None], to_stdout, repo_url)
     drift = refused = None
     with shown(("compare" if check else "write",), len(clusters), quiet=quiet) as progress:
         compilations = _compile_clusters(policy, clusters, progress)
         ok = all(c.ok for c in compilations)
-        if fleet and ok:
-            from policyc.compiler import fleet_files
-
-            root = Path(os.path.relpath(output)).as_posix()
-            files = fleet_files(policy, dict(zip(clusters, compilations, strict=True)), root, repo_url, revision)
-        else:
-            files = compilations[0].files
-        for c, name in zip(compilations, clusters, strict=True):
-            if ok and c.cluster is not None and not to_stdout:
-                c.report.extend(immutable_changes(c.cluster, os.path.join(output, name) if fleet else output))
+        files = _built_files(policy, output, compilations, clusters, (repo_url, revision) if fleet else None)
         if ok and check:
             drift = compare(files, output)
         elif ok and not to_stdout:
@@ -224,6 +214,34 @@ def build(policy: str, output: str, check: bool, cluster: str | None, repo_url: 
         click.echo(f"{output} is up to date with {policy}", err=True)
     else:
         click.echo(f"{policy}: wrote {len(files)} files to {output}", err=True)
+
+
+def _fleet_build(policy: str, clusters: list[str | None], fleet: bool, to_stdout: bool, repo_url: str | None) -> bool:
+    """Whether a build writes a fleet (every cluster and the ApplicationSet); a usage error if it cannot."""
+    if fleet and (to_stdout or not repo_url):
+        raise click.UsageError(f"{policy} is a fleet of clusters {', '.join(map(str, clusters))}: build one with "
+                               "--cluster NAME, or all of them into a directory with --repo-url URL (the repository "
+                               "the ApplicationSet points Argo CD at)")  # fmt: skip
+    return fleet
+
+
+def _built_files(policy: str, output: str, compilations: list[Compilation], clusters: list[str | None],
+                 fleet: tuple | None) -> dict:  # fmt: skip
+    """What a build writes to `output` once every compilation is ok (else nothing): a policy's files, or a fleet's
+    (`fleet`: the ApplicationSet's repository and revision). Each cluster's report gets the warnings of comparing it
+    with its earlier output (`policyc.output.drift.immutable_changes`)."""
+    from policyc.compiler import fleet_files
+    from policyc.output.drift import immutable_changes
+
+    if not all(c.ok for c in compilations):
+        return {}
+    if output != STDOUT:
+        for c, name in zip(compilations, clusters, strict=True):
+            c.report.extend(immutable_changes(c.cluster, os.path.join(output, name) if fleet else output))  # type: ignore[arg-type]
+    if fleet is None:
+        return compilations[0].files
+    root = Path(os.path.relpath(output)).as_posix()
+    return fleet_files(policy, dict(zip(clusters, compilations, strict=True)), root, *fleet)  # type: ignore[arg-type]
 
 
 _MENTIONS_POLICY_API = re.compile(rb"""apiVersion['"]?\s*:\s*['"]?policyc\.io/""")

@@ -183,6 +183,8 @@ def hosted(cluster: _Part, teams: list[_Part]) -> tuple[list[_Part], list[Diagno
     out: list[Diagnostic] = []
     seen: dict[str, int] = {}
     for i, name in enumerate(listed):
+        if not isinstance(name, str):  # the document's check reports it
+            continue
         if name in seen:
             out.append(_twice(cluster, "team", name, ("spec", "hostedTeams", seen[name]), ("spec", "hostedTeams", i)))
         elif name not in known:
