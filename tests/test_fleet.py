@@ -177,6 +177,9 @@ def test_a_fleet_builds_every_cluster_and_an_application_set(fleet: Path, tmp_pa
     assert "      - cluster: east\n        path: out/east\n        server: https://east.example.com:6443\n" in text
     assert '      - cluster: west\n        path: out/west\n        server: ""\n        name: west\n' in text
     assert cli("build", "pol", "-o", "out", "--repo-url", "https://git.example.com/fleet.git", "--check")[0] == 0
+    write(fleet, {"teams/a.yaml": fixed(TEAM_A, "gpus: 8", "gpus: 4")})  # a fleet's output is replaced, as a policy's
+    assert cli("build", "pol", "-o", "out", "--repo-url", "https://git.example.com/fleet.git", "-q")[0] == 0
+    assert 'nvidia.com/gpu: "4"' in (tmp_path / "out" / "east" / "templates" / "train-a.yaml").read_text()
 
 
 def test_commands_name_the_cluster(fleet: Path, tmp_path: Path, monkeypatch) -> None:
