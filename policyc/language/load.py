@@ -126,8 +126,14 @@ def load_file(path: str | os.PathLike[str], display_name: str | None = None) -> 
 
 def load_documents(path: str | os.PathLike[str], display_name: str) -> list[Document]:
     """Read and load every YAML document of the file at `path` (a policy directory's files may hold several); raises
-    `PolicyError` when nothing usable can be loaded."""
-    text = _decode(_read(path))
+    `PolicyError` when nothing usable can be loaded. The documents are the same objects for the same bytes and name
+    (a fleet's build reads its directory once per cluster): callers do not change them."""
+    return _documents(_read(path), display_name)
+
+
+@functools.lru_cache(maxsize=65536)
+def _documents(raw: bytes, display_name: str) -> list[Document]:
+    text = _decode(raw)
     nodes = [n for n in _Builder.compose(text) if n.tag != _NULL]
     if not nodes:
         raise _fatal("empty-document", "the file holds no document", hint="remove the file, or write a policy in it")
