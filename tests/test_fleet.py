@@ -261,3 +261,14 @@ def test_the_hook_validates_the_fleet_of_a_changed_cluster_file(fleet: Path, tmp
     code, _, err = cli("validate", "--only-policies", "pol/clusters/east.yaml")
     assert code == 1 and err.startswith("pol/clusters/east.yaml:11:28: error ")
     assert "pol (cluster east): 1 error" in err  # the whole directory, every cluster
+
+
+def test_a_file_is_loaded_once_for_every_cluster_and_again_once_changed(fleet: Path) -> None:
+    from policyc.language.load import load_documents
+
+    team = fleet / "teams" / "a.yaml"
+    first = load_documents(team, "pol/teams/a.yaml")
+    assert load_documents(team, "pol/teams/a.yaml") is first  # the same bytes: the same documents
+    write(fleet, {"teams/a.yaml": fixed(TEAM_A, "gpus: 8", "gpus: 4")})  # the same size, maybe the same mtime
+    again = load_documents(team, "pol/teams/a.yaml")
+    assert again is not first and again[0].data["spec"]["workloads"][0]["gpus"] == 4

@@ -131,7 +131,7 @@ def load_documents(path: str | os.PathLike[str], display_name: str) -> list[Docu
     return _documents(_read(path), display_name)
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=8192)  # a fleet of 2,000 team files and its clusters fits
 def _documents(raw: bytes, display_name: str) -> list[Document]:
     text = _decode(raw)
     nodes = [n for n in _Builder.compose(text) if n.tag != _NULL]
