@@ -272,3 +272,22 @@ def test_a_file_is_loaded_once_for_every_cluster_and_again_once_changed(fleet: P
     write(fleet, {"teams/a.yaml": fixed(TEAM_A, "gpus: 8", "gpus: 4")})  # the same size, maybe the same mtime
     again = load_documents(team, "pol/teams/a.yaml")
     assert again is not first and again[0].data["spec"]["workloads"][0]["gpus"] == 4
+
+
+def test_the_benchmark_fleet_builds_every_cluster_without_a_diagnostic(tmp_path: Path) -> None:
+    import sys
+
+    from policyc.language.teams import fleet_of
+    from tests.conftest import REPO
+
+    sys.path.insert(0, str(REPO / "bench"))
+    from generate_fleet import write as generate
+
+    generate(tmp_path / "fleet", 40, 3)
+    names = list(fleet_of(tmp_path / "fleet")[1])
+    assert names == ["cluster-0", "cluster-1", "cluster-2"]
+    built = {name: compile_file(tmp_path / "fleet", "fleet", cluster=name) for name in names}
+    for name, compilation in built.items():
+        assert compilation.ok and not compilation.report.diagnostics, (name, render_text(compilation.report))
+    assert len(built["cluster-1"].cluster.tenants) == 20  # every other team: 40 / 2
+    assert len(built["cluster-2"].cluster.tenants) == 40
