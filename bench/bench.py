@@ -335,6 +335,36 @@ def print_audit(rounds: int) -> None:
     print_table(["audit", "median (min-max)", "peak MiB", "target"], [row])
 
 
+FLEET_SIZE = (2000, 5)
+"""The fleet row's directory (bench/generate_fleet.py): team files, clusters."""
+FLEET_TARGET = "≤ 5 s (absolute: issue 29)"
+
+
+def fleet_row(rounds: int, tmp: Path) -> list[str]:
+    """The build of a generated fleet's every cluster and its ApplicationSet, as a fresh process replacing its
+    output, over `rounds` rounds: its table row."""
+    sys.path.insert(0, str(REPO / "bench"))
+    from generate_fleet import write
+
+    teams, clusters = FLEET_SIZE
+    directory = tmp / "fleet"
+    write(directory, teams, clusters)
+    label = f"{teams:,} team files, {clusters} clusters"
+    build = ["-m", "policyc", "build", str(directory), "-o", str(tmp / "fleet-out"), "--repo-url", "https://x/y.git"]
+    run = in_turns({label: build}, rounds)[label]
+    peak = "-" if run.failure else f"{max(run.peaks):.0f}"
+    return [label, run.failure or wall_cell(run.walls), peak, FLEET_TARGET]
+
+
+def print_fleet(rounds: int) -> None:
+    """Generate the fleet, run its row and print it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        row = fleet_row(rounds, Path(tmp))
+    print(f"`policyc build FLEET -o OUT --repo-url URL` (every cluster, replacing OUT) as a fresh process over "
+          f"{rounds} rounds: median wall (min-max), peak memory; the directory: bench/generate_fleet.py\n")  # fmt: skip
+    print_table(["fleet", "median (min-max)", "peak MiB", "target"], [row])
+
+
 def first_diagnostics(result, count: int = 3) -> str:
     diagnostics = result.report.errors or result.report.diagnostics
     return "; ".join(f"{d.code} {d.message}" for d in diagnostics[:count]) or "failed without a diagnostic"
@@ -379,13 +409,17 @@ def main() -> None:
     parser.add_argument("--start-runs", type=int, default=21, help="rounds of the start's commands")
     parser.add_argument("--audit-rounds", type=int, default=5, help="rounds of the audit of the generated dump")
     parser.add_argument("--audit", action="store_true", help="only the audit of the generated dump")
+    parser.add_argument("--fleet-rounds", type=int, default=5, help="rounds of the build of the generated fleet")
+    parser.add_argument("--fleet", action="store_true", help="only the build of the generated fleet")
     args = parser.parse_args()
     compileall.compile_dir(REPO / "policyc", quiet=1)
     print(f"policyc benchmark ({os.cpu_count()} CPUs, Python {sys.version.split()[0]})\n")
-    if args.audit or not (args.start or args.quick):
+    if args.audit or not (args.start or args.quick or args.fleet):
         # Before the in-process builds, while this process is small (its peak would count in its children's).
         print_audit(max(args.audit_rounds, 1))
-    if args.audit:
+    if args.fleet or not (args.start or args.quick or args.audit):
+        print_fleet(max(args.fleet_rounds, 1))
+    if args.audit or args.fleet:
         return
     if args.quick:
         print("audit: not run with --quick\n")

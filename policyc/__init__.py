@@ -21,6 +21,7 @@ def compile(
     name: str | None = None,
     on_stage: StageHook | None = None,
     prove_apart: bool = False,
+    cluster: str | None = None,
 ) -> Compilation:
     """Compile a policy: `source` is its text (a str) or the path of its file (a `pathlib.Path` or other
     path-like). `name` is how diagnostics and generated file headers name it (default: the path, or '<policy>').
@@ -30,10 +31,11 @@ def compile(
     garbage-collector settings are as they were once it returns. `on_stage`, if given, is called as each stage ends
     (`policyc.compiler.STAGES`) with its name and the compilation so far, for a progress display. `prove_apart`: the
     proofs may run in a child process (`os.fork`) while this one verifies and renders, for a process that is the
-    caller's own (the command line's): stages then end in the order verify, render, prove.
+    caller's own (the command line's): stages then end in the order verify, render, prove. `cluster` names a
+    cluster document of a policy directory (a fleet, docs/teams.md) whose overrides apply.
     """
     from policyc.compiler import TEXT_NAME, compile_file, compile_text
 
     if isinstance(source, str):
         return compile_text(source, name or TEXT_NAME, on_stage, prove_apart=prove_apart)
-    return compile_file(source, name, on_stage, prove_apart=prove_apart)
+    return compile_file(source, name, on_stage, cluster, prove_apart=prove_apart)

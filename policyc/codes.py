@@ -749,6 +749,37 @@ _RULES: tuple[Rule, ...] = (
         "or more of a resource than maxQuota.",
         family="meaning",
     ),
+    # A fleet (policyc.language.fleet): a policy directory's cluster documents
+    Rule(
+        None,
+        "cluster-document",
+        Severity.ERROR,
+        "A cluster document (kind Cluster) that is not well formed: the platform's apiVersion, metadata.name, a "
+        "destination, and only the fields a cluster overrides.",
+        family="shape",
+    ),
+    Rule(
+        None,
+        "cluster-name-clash",
+        Severity.ERROR,
+        "Two cluster documents of a policy directory name one cluster.",
+        family="reference",
+    ),
+    Rule(
+        None,
+        "cluster-override-clash",
+        Severity.ERROR,
+        "A cluster document overrides one thing twice: a pool or hosted team listed twice, or a pool added that the "
+        "shared policy has already.",
+        family="reference",
+    ),
+    Rule(
+        None,
+        "cluster-unknown-name",
+        Severity.ERROR,
+        "A cluster document replaces a pool the shared policy does not have, or hosts a team no document declares.",
+        family="reference",
+    ),
     Rule(
         None,
         "placement-fresh-node",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gc
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -75,16 +75,18 @@ def compile_file(
     path: str | os.PathLike[str],
     display_name: str | None = None,
     on_stage: StageHook | None = None,
+    cluster: str | None = None,
     *,
     prove_apart: bool = False,
 ) -> Compilation:
     """Compile the policy at `path`, a file or a policy directory (`policyc.language.teams`); `display_name` is how
-    diagnostics name it. `prove_apart`: see `_Apart`."""
+    diagnostics name it; `cluster`, a cluster document of the directory whose overrides apply
+    (`policyc.language.fleet`). `prove_apart`: see `_Apart`."""
     name = display_name or os.fspath(path)
     if os.path.isdir(path):
         from policyc.language.teams import load_directory
 
-        return _paused_gc(lambda: _compile(lambda: load_directory(path, name), name, on_stage, prove_apart))
+        return _paused_gc(lambda: _compile(lambda: load_directory(path, name, cluster), name, on_stage, prove_apart))
     from policyc.language.load import load_file
 
     return _paused_gc(lambda: _compile(lambda: load_file(path, name), name, on_stage, prove_apart))
@@ -96,6 +98,20 @@ def compile_team(team: str, platform: str, on_stage: StageHook | None = None) ->
     from policyc.language.teams import load_team
 
     return _paused_gc(lambda: _compile(lambda: load_team(team, platform, platform), team, on_stage))
+
+
+def fleet_files(
+    directory: str | os.PathLike[str], compilations: Mapping[str, Compilation], root: str, repo_url: str, revision: str
+) -> dict[str, OutputFile]:
+    """A fleet's output (docs/teams.md): each cluster's files (its compilation's) under its name, and the ApplicationSet
+    deploying each directory `<root>/<cluster>` of the git repository `repo_url` at `revision`."""
+    from policyc.language.teams import fleet_of
+    from policyc.output.argocd import APPLICATION_SET_FILE, application_set
+
+    files = {f"{name}/{path}": f for name, c in compilations.items() for path, f in c.files.items()}
+    platform, destinations = fleet_of(directory)
+    text = application_set(platform, destinations, "" if root == "." else root, repo_url, revision)
+    return dict(sorted({**files, APPLICATION_SET_FILE: OutputFile(text)}.items()))
 
 
 def compile_text(

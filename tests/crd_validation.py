@@ -128,6 +128,13 @@ def crd_for(api_version: str, kind: str) -> Crd:
     raise LookupError(f"no CRD under {crds_dir()} serves {api_version} {kind}")
 
 
+def crd_in(path: Path) -> Crd:
+    """The CRD of the file `path` (one CustomResourceDefinition; its first served version), for a CRD the tests vendor
+    outside ``../shared/crds/`` (tests/data/crds/)."""
+    spec = YAML(typ="safe").load(path.read_text(encoding="utf-8"))["spec"]
+    return _crd(spec, next(v for v in spec["versions"] if v.get("served")))
+
+
 def _crd(spec: Mapping[str, Any], version: Mapping[str, Any]) -> Crd:
     subresources = version.get("subresources") or {}
     scale = subresources.get("scale") or {}

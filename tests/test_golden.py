@@ -11,28 +11,45 @@ import sys
 
 import pytest
 
-from policyc.compiler import compile_file
+from policyc.compiler import compile_file, fleet_files
+from policyc.language.teams import fleet_of
 from tests.conftest import GOLDEN, REPO, example_policies, inner_pytest_env
 from tests.golden import GoldenFileExtension
+
+FLEETS = ("fleet",)
+"""Example fleets (policies/<name>/, docs/teams.md): golden/<name>/ is what `policyc build policies/<name> -o
+manifests --repo-url FLEET_REPO` writes."""
+FLEET_REPO = "https://github.com/example-org/ai-fleet.git"
 
 
 @functools.cache
 def _outputs(policy_name: str) -> dict[str, bytes]:
+    if policy_name in FLEETS:
+        return _fleet_outputs(policy_name)
     path = next(p for p in example_policies() if p.stem == policy_name)
     result = compile_file(path, f"policies/{path.name}")
     assert result.ok, [d.message for d in result.report.diagnostics]
     return {rel: f.data for rel, f in result.files.items()}
 
 
+def _fleet_outputs(name: str) -> dict[str, bytes]:
+    directory = REPO / "policies" / name
+    compilations = {
+        cluster: compile_file(directory, f"policies/{name}", cluster=cluster) for cluster in fleet_of(directory)[1]
+    }
+    for compilation in compilations.values():
+        assert compilation.ok, [d.message for d in compilation.report.diagnostics]
+    files = fleet_files(directory, compilations, "manifests", FLEET_REPO, "HEAD")
+    return {rel: f.data for rel, f in files.items()}
+
+
 def _cases() -> list[str]:
     cases = []
-    for policy in example_policies():
-        emitted = set(_outputs(policy.stem))
-        frozen = {
-            p.relative_to(GOLDEN / policy.stem).as_posix() for p in (GOLDEN / policy.stem).rglob("*") if p.is_file()
-        }
+    for policy in [p.stem for p in example_policies()] + list(FLEETS):
+        emitted = set(_outputs(policy))
+        frozen = {p.relative_to(GOLDEN / policy).as_posix() for p in (GOLDEN / policy).rglob("*") if p.is_file()}
         # Golden files the compiler no longer emits get a case too: it fails (or, on update, deletes them).
-        cases.extend(f"{policy.stem}:{rel}" for rel in sorted(emitted | frozen))
+        cases.extend(f"{policy}:{rel}" for rel in sorted(emitted | frozen))
     return cases
 
 

@@ -62,6 +62,15 @@ UNREACHABLE_FROM_A_FILE = {
             "meaning/team-beyond-grant",
         )
     },
+    **{
+        code: "a mistake in a cluster document of a policy directory (a fleet); tested in tests/test_fleet.py"
+        for code in (
+            "shape/cluster-document",
+            "reference/cluster-name-clash",
+            "reference/cluster-override-clash",
+            "reference/cluster-unknown-name",
+        )
+    },
     "proof/placement-fresh-node": "a toleration of what a node carries as it registers is refused first (PC509); "
     "tested in tests/test_provisioning.py",
 }

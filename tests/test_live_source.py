@@ -386,6 +386,8 @@ def test_the_rbac_grants_every_kind_a_build_writes() -> None:
     """Every object the shipped policies build (their golden output), so that audit can compare each."""
     written = set()
     for path in sorted((REPO / "golden").rglob("*.yaml")):
+        if path.name == "applicationset.yaml" and path.parent.parent == REPO / "golden":  # a fleet's: Argo CD's cluster
+            continue
         for document in YAML(typ="safe").load_all(path.read_text(encoding="utf-8")):
             if isinstance(document, dict) and "kind" in document and "apiVersion" in document:
                 group = document["apiVersion"].rpartition("/")[0]

@@ -38,6 +38,7 @@ AUDIT_NOTE = (
 )
 
 _TEAMS = "A policy directory (docs/teams.md) reports it, with several files: tests/test_teams.py shows each case. "
+_FLEET = "A fleet (docs/teams.md) reports it, in the cluster document: tests/test_fleet.py shows each case. "
 NOTES = {
     "file/policy-directory": _TEAMS + "Give the directory exactly one document of kind ClusterPolicy (the platform's): "
     "add one (`policyc init DIR/platform.yaml`), or merge the two.",
@@ -49,6 +50,13 @@ NOTES = {
     "write one of them as its tenant.",
     "meaning/team-beyond-grant": _TEAMS + "The platform's spec.teams lists the priority classes and GPU tiers teams "
     "may use and the most quota a team may take: stay within it, or ask the platform team to grant more.",
+    "shape/cluster-document": _FLEET + "A cluster's file holds a document of kind Cluster with the platform's "
+    "apiVersion, metadata.name, spec.destination (server or name) and only the fields a cluster overrides.",
+    "reference/cluster-name-clash": _FLEET + "Each cluster is named by one document: rename one, or merge the two.",
+    "reference/cluster-override-clash": _FLEET + "A cluster document lists each pool and each hosted team once, and "
+    "adds under addNodePools only pools the shared policy lacks (nodePools replaces one it has).",
+    "reference/cluster-unknown-name": _FLEET + "nodePools replaces a pool of the shared policy by its name, and "
+    "hostedTeams names team documents by their metadata.name: fix the name, or add a new pool under addNodePools.",
     "PC001": "policyc reports it for a path it cannot read as a file: missing, a directory, or not readable "
     "(`policyc validate no-such-file.yaml`). Name the policy's file, or make it readable.",
     "PC434": "`policyc build POLICY -o DIR` reports it when DIR holds an earlier build whose priority class of the "

@@ -21,8 +21,9 @@ from policyc import __version__
 from policyc import compile as compile_policy
 
 if TYPE_CHECKING:
+    from policyc.commands.progress import Progress
     from policyc.compiler import Compilation
-    from policyc.diagnostics import Report
+    from policyc.diagnostics import Diagnostic, Report
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 DIAGNOSTIC_FORMATS = ("text", "json", "github", "sarif")
@@ -90,44 +91,120 @@ _POLICY_PATH = click.Path()
 """A policy: its file, or a policy directory (a platform file and the teams' files, docs/teams.md)."""
 
 
+_cluster_option = click.option(
+    "--cluster", metavar="NAME",
+    help="A policy directory with cluster documents (a fleet, docs/teams.md): this cluster only.",
+)  # fmt: skip
+
+
+def _clusters(policy: str, cluster: str | None) -> list[str | None]:
+    """The clusters of POLICY to compile: `cluster`, else every cluster of a fleet, else [None] (the policy as it
+    is); a usage error for a cluster it does not have."""
+    if not os.path.isdir(policy):  # a policy file: what a directory needs is not imported
+        names = []
+    else:
+        from policyc.language.teams import fleet_of
+
+        names = list(fleet_of(policy)[1])
+    if cluster is None:
+        return names or [None]  # type: ignore[return-value]
+    if cluster not in names:
+        from policyc.diagnostics import did_you_mean
+
+        hint = did_you_mean(cluster, names) if names else "it names no cluster documents (kind: Cluster)"
+        raise click.BadParameter(f"{policy} has no cluster '{cluster}'; {hint}", param_hint="--cluster")
+    return [cluster]
+
+
+def _one_cluster(policy: str, cluster: str | None) -> str | None:
+    """The cluster a command about one cluster (explain, report) reads: `cluster`, or a fleet's only one."""
+    clusters = _clusters(policy, cluster)
+    if len(clusters) > 1:
+        raise click.UsageError(f"{policy} is a fleet of clusters {', '.join(map(str, clusters))}: give --cluster NAME")
+    return clusters[0]
+
+
+def _compile_clusters(policy: str, clusters: list[str | None], progress: Progress) -> list[Compilation]:
+    """POLICY compiled for each of `clusters`; a fleet's reports say their cluster, and a diagnostic every cluster
+    shares is shown once (in the first)."""
+    compilations = []
+    for name in clusters:
+        progress.begin(policy if name is None else f"{policy} (cluster {name})")
+        compilations.append(
+            compile_policy(Path(policy), name=policy, on_stage=progress.lap, cluster=name, prove_apart=_own_process)
+        )
+    if len(clusters) > 1 or clusters[0] is not None:
+        _name_clusters(compilations, clusters)  # type: ignore[arg-type]
+    return compilations
+
+
+def _name_clusters(compilations: list[Compilation], clusters: list[str]) -> None:
+    from dataclasses import replace
+
+    def key(d: Diagnostic) -> tuple:
+        return d.file, d.line, d.column, d.code, d.message
+
+    shared = set.intersection(*({key(d) for d in c.report.diagnostics} for c in compilations))
+    shown: set = set()
+    for compilation, name in zip(compilations, clusters, strict=True):
+        report = compilation.report
+        report.file = f"{report.file} (cluster {name})"
+        diagnostics, report.diagnostics = report.diagnostics, []
+        for d in diagnostics:
+            if key(d) not in shared:
+                report.diagnostics.append(replace(d, message=f"{d.message} (cluster {name})"))
+            elif key(d) not in shown:
+                shown.add(key(d))
+                report.diagnostics.append(d)
+
+
 @main.command()
 @click.argument("policy", type=_POLICY_PATH)
 @click.option("-o", "--output", "output", required=True, type=click.Path(file_okay=False),
               help="Directory to write (replaced as a whole; created if missing), or - to print what Argo CD "
-              "applies (the objects kustomization.yaml lists, in its order) as one YAML stream.")  # fmt: skip
+              "applies (the objects kustomization.yaml lists, in its order) as one YAML stream. A fleet's build "
+              "writes a directory per cluster and applicationset.yaml in it.")  # fmt: skip
 @click.option("--check", is_flag=True,
               help="Write nothing; exit 1 and show a diff if the output directory differs from the build.")  # fmt: skip
+@_cluster_option
+@click.option("--repo-url", metavar="URL",
+              help="A fleet's build: the git repository the ApplicationSet points Argo CD at (the output directory "
+              "is its path there, as given).")  # fmt: skip
+@click.option("--revision", default="HEAD", show_default=True,
+              help="A fleet's build: the ApplicationSet's git revision.")  # fmt: skip
 @_format_option
 @_quiet_option
-def build(policy: str, output: str, check: bool, fmt: str, quiet: bool) -> None:
+def build(policy: str, output: str, check: bool, cluster: str | None, repo_url: str | None, revision: str, fmt: str,
+          quiet: bool) -> None:  # fmt: skip
     """Compile POLICY and write the generated tree to the output directory (or print it as a stream, with -o -)."""
     from policyc.commands.progress import shown
-    from policyc.output.drift import compare, immutable_changes
+    from policyc.output.drift import compare
     from policyc.output.write import OutputError, render_stream, write_tree
 
     to_stdout = output == STDOUT
     if to_stdout and (check or fmt != "text"):
         raise click.UsageError("-o - prints the objects on standard output: --check and --format other than text "
                                "need an output directory")  # fmt: skip
+    clusters = _clusters(policy, cluster)
+    fleet = _fleet_build(policy, clusters, cluster is None and clusters != [None], to_stdout, repo_url)
     drift = refused = None
-    with shown(("compare" if check else "write",), quiet=quiet) as progress:
-        progress.begin(policy)
-        compilation = compile_policy(Path(policy), name=policy, on_stage=progress.lap, prove_apart=_own_process)
-        if compilation.ok and compilation.cluster is not None and not to_stdout:
-            compilation.report.extend(immutable_changes(compilation.cluster, output))
-        if compilation.ok and check:
-            drift = compare(compilation.files, output)
-        elif compilation.ok and not to_stdout:
+    with shown(("compare" if check else "write",), len(clusters), quiet=quiet) as progress:
+        compilations = _compile_clusters(policy, clusters, progress)
+        ok = all(c.ok for c in compilations)
+        files = _built_files(policy, output, compilations, clusters, (repo_url, revision) if fleet else None)
+        if ok and check:
+            drift = compare(files, output)
+        elif ok and not to_stdout:
             try:
-                write_tree(compilation.files, output)
+                write_tree(files, output)
             except OutputError as e:
                 refused = e
-    _emit_diagnostics([compilation], fmt)
-    if not compilation.ok:
+    _emit_diagnostics(compilations, fmt)
+    if not ok:
         sys.exit(EXIT_FAILED)
     if to_stdout:
-        cluster = compilation.cluster
-        click.echo(render_stream(compilation.artifacts, cluster.name, cluster.source), nl=False)  # type: ignore[union-attr]
+        compiled = compilations[0].cluster
+        click.echo(render_stream(compilations[0].artifacts, compiled.name, compiled.source), nl=False)  # type: ignore[union-attr]
         return
     if refused is not None:
         click.echo(f"policyc: {refused}", err=True)
@@ -141,12 +218,41 @@ def build(policy: str, output: str, check: bool, fmt: str, quiet: bool) -> None:
     if drift is not None:
         click.echo(f"{output} is up to date with {policy}", err=True)
     else:
-        click.echo(f"{policy}: wrote {len(compilation.files)} files to {output}", err=True)
+        click.echo(f"{policy}: wrote {len(files)} files to {output}", err=True)
+
+
+def _fleet_build(policy: str, clusters: list[str | None], fleet: bool, to_stdout: bool, repo_url: str | None) -> bool:
+    """Whether a build writes a fleet (every cluster and the ApplicationSet); a usage error if it cannot."""
+    if fleet and (to_stdout or not repo_url):
+        raise click.UsageError(f"{policy} is a fleet of clusters {', '.join(map(str, clusters))}: build one with "
+                               "--cluster NAME, or all of them into a directory with --repo-url URL (the repository "
+                               "the ApplicationSet points Argo CD at)")  # fmt: skip
+    return fleet
+
+
+def _built_files(policy: str, output: str, compilations: list[Compilation], clusters: list[str | None],
+                 fleet: tuple | None) -> dict:  # fmt: skip
+    """What a build writes to `output` once every compilation is ok (else nothing): a policy's files, or a fleet's
+    (`fleet`: the ApplicationSet's repository and revision). Each cluster's report gets the warnings of comparing it
+    with its earlier output (`policyc.output.drift.immutable_changes`)."""
+    from policyc.compiler import fleet_files
+    from policyc.output.drift import immutable_changes
+
+    if not all(c.ok for c in compilations):
+        return {}
+    if output != STDOUT:
+        for c, name in zip(compilations, clusters, strict=True):
+            c.report.extend(immutable_changes(c.cluster, os.path.join(output, name) if fleet else output))  # type: ignore[arg-type]
+    if fleet is None:
+        return compilations[0].files
+    root = Path(os.path.relpath(output)).as_posix()
+    return fleet_files(policy, dict(zip(clusters, compilations, strict=True)), root, *fleet)  # type: ignore[arg-type]
 
 
 _MENTIONS_POLICY_API = re.compile(rb"""apiVersion['"]?\s*:\s*['"]?policyc\.io/""")
-_KINDS = ("ClusterPolicy", "Tenant")
-"""The kinds of policyc's documents: a policy (or a directory's platform document), and a team's document."""
+_KINDS = ("ClusterPolicy", "Tenant", "Cluster")
+"""The kinds of policyc's documents: a policy (or a directory's platform document), a team's document and a fleet's
+cluster document."""
 
 
 def _is_policy(path: str) -> bool:
@@ -184,9 +290,9 @@ def _kind_of(path: str) -> str | bool | None:
 
 def _policies_of(changed: list[str]) -> list[str]:
     """What to validate for the changed files a hook passes (`--only-policies`): each policy file, and for a file of
-    a policy directory the whole directory: for a team's Tenant document, the nearest directory above it (within the
-    current one) that holds a platform document; for a platform file, its own directory if it holds team documents.
-    Other files are left out. In the order given, each once."""
+    a policy directory the whole directory: for a team's Tenant document or a fleet's Cluster document, the nearest
+    directory above it (within the current one) that holds a platform document; for a platform file, its own directory
+    if it holds team or cluster documents. Other files are left out. In the order given, each once."""
     from policyc.language.teams import policy_files
 
     here = Path.cwd()
@@ -197,12 +303,12 @@ def _policies_of(changed: list[str]) -> list[str]:
             continue
         chosen = path
         if kind in _KINDS:
-            other = "ClusterPolicy" if kind == "Tenant" else "Tenant"
+            others = ("ClusterPolicy",) if kind != "ClusterPolicy" else ("Tenant", "Cluster")
             above = Path(path).resolve().parents
-            for directory in above if kind == "Tenant" else above[:1]:
+            for directory in above if kind != "ClusterPolicy" else above[:1]:
                 if directory != here and here not in directory.parents:
                     break
-                if any(_kind_of(str(directory / f)) == other for f in policy_files(directory)):
+                if any(_kind_of(str(directory / f)) in others for f in policy_files(directory)):
                     chosen = os.path.relpath(directory)
                     break
         if chosen not in out:
@@ -221,26 +327,28 @@ def _policies_of(changed: list[str]) -> list[str]:
 @click.option("--platform", type=click.Path(exists=True, file_okay=False), metavar="DIR",
               help="Each POLICY is a team's file: check it against the platform document of the policy directory DIR "
               "alone, without the other teams' files.")  # fmt: skip
+@click.option("--cluster", metavar="NAME",
+              help="Each POLICY is a fleet (a policy directory with cluster documents, docs/teams.md): validate this "
+              "cluster only, not every one.")  # fmt: skip
 @_format_option
 @_quiet_option
-def validate(policies: tuple[str, ...], only_policies: bool, platform: str | None, fmt: str, quiet: bool) -> None:
-    """Run every check and verification on each POLICY (a file or a policy directory); write nothing (the pre-commit
-    path)."""
+def validate(policies: tuple[str, ...], only_policies: bool, platform: str | None, cluster: str | None, fmt: str,
+             quiet: bool) -> None:  # fmt: skip
+    """Run every check and verification on each POLICY (a file or a policy directory; each cluster of a fleet); write
+    nothing (the pre-commit path)."""
     from policyc.commands.progress import shown
 
     chosen = _policies_of(list(policies)) if only_policies else list(policies)
     compilations = []
     with shown(policies=len(chosen), quiet=quiet) as progress:
         for policy in chosen:
-            progress.begin(policy)
             if platform is not None:
                 from policyc.compiler import compile_team
 
+                progress.begin(policy)
                 compilations.append(compile_team(policy, platform, on_stage=progress.lap))
             else:
-                compilations.append(
-                    compile_policy(Path(policy), name=policy, on_stage=progress.lap, prove_apart=_own_process)
-                )
+                compilations += _compile_clusters(policy, _clusters(policy, cluster), progress)
     _emit_diagnostics(compilations, fmt)
     if platform is not None and not quiet:
         click.echo(f"policyc: note: checked against {platform}'s platform document only: a tenant, namespace or "
@@ -273,16 +381,18 @@ def find_policies(directory: str) -> None:
 @click.option("--format", "fmt", type=click.Choice(DIAGNOSTIC_FORMATS), default="text", show_default=True,
               help="text, or one JSON document (placement, pools, objects, diagnostics); github and sarif print the "
               "matrix as text and the diagnostics in that format.")  # fmt: skip
+@_cluster_option
 def explain(
-    policy: str, workload: str | None, pool: str | None, selector: str | None, manifest: str | None, fmt: str
-) -> None:
+    policy: str, workload: str | None, pool: str | None, selector: str | None, manifest: str | None, fmt: str,
+    cluster: str | None,
+) -> None:  # fmt: skip
     """Show where each workload template can land on each pool and why, where objects come from, or what admission
     does with one pod."""
     from policyc.commands import explain as ex
     from policyc.diagnostics import did_you_mean
     from policyc.proof.placement import targets
 
-    compilation = compile_policy(Path(policy), name=policy)
+    compilation = compile_policy(Path(policy), name=policy, cluster=_one_cluster(policy, cluster))
     if compilation.cluster is None or not compilation.artifacts:
         _emit_diagnostics([compilation], fmt)
         sys.exit(EXIT_FAILED)
@@ -428,11 +538,14 @@ def _write_findings(report: Report, fmt: str, output: str | None, source: str) -
 
 @main.command()
 @click.option("--team", is_flag=True, help="The schema of a team's file of a policy directory (kind Tenant) instead.")
-def schema(team: bool) -> None:
+@click.option("--cluster", is_flag=True, help="The schema of a cluster's file of a fleet (kind Cluster) instead.")
+def schema(team: bool, cluster: bool) -> None:
     """Print the JSON Schema of the policy language (for editors and CI)."""
     from policyc.language.model import json_schema_text
 
-    click.echo(json_schema_text(team=team), nl=False)
+    if team and cluster:
+        raise click.UsageError("give --team or --cluster, not both")
+    click.echo(json_schema_text(team=team, cluster=cluster), nl=False)
 
 
 @main.command()
@@ -540,11 +653,12 @@ def _live_source(kubeconfig: str | None, context: str | None):
 @click.argument("policy", type=_POLICY_PATH)
 @click.option("--format", "fmt", type=click.Choice(["markdown", "html"]), default="markdown", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file instead of stdout.")
-def report(policy: str, fmt: str, output: str | None) -> None:
+@_cluster_option
+def report(policy: str, fmt: str, output: str | None, cluster: str | None) -> None:
     """Summarise capacity, guarantees, quotas and warnings for a pull-request review."""
     from policyc.commands import report as rp
 
-    compilation = compile_policy(Path(policy), name=policy)
+    compilation = compile_policy(Path(policy), name=policy, cluster=_one_cluster(policy, cluster))
     if compilation.cluster is None:
         _emit_diagnostics([compilation], "text")
         sys.exit(EXIT_FAILED)

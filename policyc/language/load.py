@@ -71,6 +71,21 @@ class SourceMap:
         found = self.files.get(path)
         return None if found is None else (found[0], path, found[1])
 
+    def graft(self, target: Path, file: str, source: SourceMap, prefix: Path) -> None:
+        """Make `target` the subtree at `prefix` of `source`, a document of `file`: its positions replace the ones
+        below `target`, and `target` is known to be written in `file` (a merged policy directory)."""
+        n, m = len(target), len(prefix)
+        mappings = ((self.keys, source.keys), (self.values, source.values), (self.texts, source.texts))
+        if target in self.values or target in self.keys:  # a replaced subtree (an appended one is new)
+            for mapping in (self.keys, self.values, self.texts, self.files):
+                for path in [p for p in mapping if p[:n] == target]:
+                    del mapping[path]
+            self.rejected = {p for p in self.rejected if p[:n] != target}
+        for mapping, own in mappings:
+            mapping.update(((*target, *p[m:]), v) for p, v in own.items() if p[:m] == prefix)
+        self.rejected.update((*target, *p[m:]) for p in source.rejected if p[:m] == prefix)
+        self.files[target] = (file, prefix)
+
     def is_rejected(self, path: Path) -> bool:
         """Whether `path` is, or lies below, a value already reported as unusable."""
         path = tuple(path)
@@ -111,8 +126,14 @@ def load_file(path: str | os.PathLike[str], display_name: str | None = None) -> 
 
 def load_documents(path: str | os.PathLike[str], display_name: str) -> list[Document]:
     """Read and load every YAML document of the file at `path` (a policy directory's files may hold several); raises
-    `PolicyError` when nothing usable can be loaded."""
-    text = _decode(_read(path))
+    `PolicyError` when nothing usable can be loaded. The documents are the same objects for the same bytes and name
+    (a fleet's build reads its directory once per cluster): callers do not change them."""
+    return _documents(_read(path), display_name)
+
+
+@functools.lru_cache(maxsize=8192)  # a fleet of 2,000 team files and its clusters fits
+def _documents(raw: bytes, display_name: str) -> list[Document]:
+    text = _decode(raw)
     nodes = [n for n in _Builder.compose(text) if n.tag != _NULL]
     if not nodes:
         raise _fatal("empty-document", "the file holds no document", hint="remove the file, or write a policy in it")

@@ -61,11 +61,47 @@ class _Part:
         return f"{self.file}:{self.doc.source_map.locate(path)[0]}"
 
 
-def load_directory(directory: str | os.PathLike[str], name: str) -> Document:
-    """The policy of `directory` (named `name` in diagnostics), merged; raises `PolicyError` when there is none."""
+def load_directory(directory: str | os.PathLike[str], name: str, cluster: str | None = None) -> Document:
+    """The policy of `directory` (named `name` in diagnostics), merged; raises `PolicyError` when there is none.
+    With cluster documents (`policyc.language.fleet`), `cluster` names the one whose overrides apply (None: the
+    shared policy alone)."""
+    from policyc.language import fleet
+
     parts, diagnostics, unread = _read_all(directory, policy_files(directory), name)
     platforms = [p for p in parts if _is_platform(p)]
-    return _merged(platforms, [p for p in parts if p not in platforms], diagnostics, unread, name)
+    clusters = [p for p in parts if fleet.is_cluster(p)]
+    teams = [p for p in parts if p not in platforms and p not in clusters]
+    if len(platforms) == 1:
+        diagnostics += fleet.check_documents(clusters, platforms[0])
+    chosen = [p for p in clusters if fleet.name_of(p) == cluster and isinstance(p.data.get("spec"), dict)]
+    if chosen:
+        teams, unknown = fleet.hosted(chosen[0], teams)
+        diagnostics += unknown
+    doc = _merged(platforms, teams, diagnostics, unread, name)
+    if chosen:
+        overlay = fleet.Overlay(chosen[0], doc)
+        overlay.apply()
+        doc.diagnostics += overlay.diagnostics
+    return doc
+
+
+def fleet_of(directory: str | os.PathLike[str]) -> tuple[str, dict[str, dict]]:
+    """The platform's name and its fleet: each cluster document's name -> its destination (a mapping, empty when
+    malformed: building the cluster reports it); no cluster for a policy file or a directory without them."""
+    from policyc.language import fleet
+
+    if not os.path.isdir(directory):
+        return "", {}
+    parts = _read_all(directory, policy_files(directory), "")[0]
+    platform = next((fleet.name_of(p) for p in parts if _is_platform(p)), None) or ""
+    destinations = {}
+    for part in sorted((p for p in parts if fleet.is_cluster(p)), key=lambda p: str(fleet.name_of(p))):
+        spec = part.data.get("spec")
+        destination = spec.get("destination") if isinstance(spec, dict) else None
+        name = fleet.name_of(part)
+        if name is not None:
+            destinations.setdefault(name, destination if isinstance(destination, dict) else {})
+    return platform, destinations
 
 
 def load_team(team: str, directory: str | os.PathLike[str], name: str) -> Document:
@@ -388,17 +424,7 @@ class _Merge:
             return
         target = ("spec", list_name, len(items))
         items.append(item)
-        prefix = ("spec", list_name, index)
-        own = team.doc.source_map
-        for source, dest in (
-            (own.keys, self.source_map.keys),
-            (own.values, self.source_map.values),
-            (own.texts, self.source_map.texts),
-        ):
-            for path, value in _below(source, prefix):
-                dest[(*target, *path[3:])] = value
-        self.source_map.rejected.update((*target, *p[3:]) for p in own.rejected if p[:3] == prefix)
-        self.source_map.files[target] = (team.file, prefix)
+        self.source_map.graft(target, team.file, team.doc.source_map, ("spec", list_name, index))
 
 
 def _spec_fields() -> set[str]:
@@ -408,10 +434,6 @@ def _spec_fields() -> set[str]:
     from policyc.language.model.policy import Spec
 
     return {to_camel(name) for name in Spec.model_fields}
-
-
-def _below(mapping: dict[Path, Any], prefix: Path) -> Iterator[tuple[Path, Any]]:
-    return ((path, value) for path, value in mapping.items() if path[: len(prefix)] == prefix)
 
 
 @dataclass(eq=False)

@@ -1423,6 +1423,63 @@ class TeamDocument(Model):
     spec: TeamSpec
 
 
+class ClusterDestination(Model):
+    server: str | None = Field(None, description="The cluster's API server URL, as Argo CD knows it.")
+    name: str | None = Field(None, description="The cluster's name in Argo CD (instead of server).")
+
+
+class ClusterSpec(Model):
+    destination: ClusterDestination = Field(
+        description="Where Argo CD deploys the cluster's directory (the fleet's ApplicationSet): server or name."
+    )
+    kubernetes_version: KubernetesVersion | None = Field(None, description="The cluster's, instead of the shared one.")
+    provisioning: ProvisioningField | None = Field(  # noqa: F821  # the type cluster_model() gives it
+        None, description="The cluster's provisioning settings, instead of the shared ones (replaced as a whole)."
+    )
+    scheduler: SchedulerField | None = Field(  # noqa: F821  # the type cluster_model() gives it
+        None, description="The cluster's scheduler backend and settings, instead of the shared ones."
+    )
+    node_pools: list[NodePoolField] = Field(  # noqa: F821  # the type cluster_model() gives it
+        default_factory=list, description="Pools that replace the shared pool of their name in this cluster."
+    )
+    add_node_pools: list[NodePoolField] = Field(  # noqa: F821  # the type cluster_model() gives it
+        default_factory=list, description="Pools this cluster has beside the shared ones."
+    )
+    hosted_teams: list[Name] | None = Field(
+        None, description="The teams (their documents' metadata.name) this cluster hosts; every team when left out."
+    )
+    quota_scale: Annotated[float, Why(low=("a scale is above 0", "write a number such as 0.5"))] | None = Field(
+        None,
+        gt=0,
+        description="A factor applied to each hosted tenant's quota (requests, limits) and queue (guarantee, deserved, "
+        "capability); GPUs are rounded down.",
+    )
+
+
+class ClusterDocument(Model):
+    """A cluster of a fleet: what differs there from the shared policy of its policy directory."""
+
+    model_config = ConfigDict(title="Cluster")
+
+    api_version: Literal["policyc.io/v1alpha1"] = Field(description="The platform document's apiVersion.")
+    kind: Literal["Cluster"] = Field(description="Always Cluster.")
+    metadata: Metadata
+    spec: ClusterSpec
+
+
+@cache
+def cluster_model() -> type[ClusterDocument]:
+    """`ClusterDocument`, complete (its pools, provisioning and scheduler typed as `policy_model` types them); for its
+    JSON Schema: a cluster's overrides are checked grafted into the shared policy."""
+    spec = policy_model().model_fields["spec"].annotation
+    fields = spec.model_fields  # type: ignore[union-attr]
+    pool = fields["node_pools"].annotation
+    provisioning, scheduler = fields["provisioning"].annotation, fields["scheduler"].annotation
+    cluster_spec = _with_types(ClusterSpec, provisioning=provisioning, scheduler=scheduler | None, node_pools=pool,
+                               add_node_pools=pool)  # fmt: skip
+    return _with_types(ClusterDocument, spec=cluster_spec)
+
+
 @cache
 def team_model() -> type[TeamDocument]:
     """`TeamDocument`, complete (a workload's kinds follow from the registered backends, as in `policy_model`); for
