@@ -3,7 +3,7 @@ files (docs/teams.md, "A fleet of clusters").
 
     python bench/generate_fleet.py DIR [--teams 2000] [--clusters 5]
 
-The platform has a training and an inference pool on Volcano; each team file declares one tenant (its namespace, a
+The platform has a training and an inference pool, on the default scheduler backend; each team file declares one tenant (its namespace, a
 queue capped at 16 GPUs and a quota of 16) and, for one team in ten, a training workload. Each cluster has its own
 destination and Kubernetes version; the second and later clusters replace the training pool with a smaller one and
 halve the quotas, every other one hosts half of the teams. Every cluster builds without errors.
@@ -31,7 +31,6 @@ spec:
        allocatable: {cpu: "48", memory: 192Gi}}
   priorityClasses:
     - {name: training, value: 100, globalDefault: true}
-  scheduler: {backend: volcano}
   teams: {priorityClasses: [training], gpuTiers: [training], maxQuota: {gpu: 16}}
 """
 
