@@ -89,32 +89,31 @@ def check_documents(clusters: list[_Part], platform: _Part) -> list[Diagnostic]:
     return out
 
 
-def _envelope(part: _Part, platform: _Part) -> Iterator[Diagnostic]:
+def envelope(part: _Part, platform: _Part, what: str) -> Iterator[tuple[str, Path, str, bool]]:
+    """What is wrong with the apiVersion, the top-level fields and metadata.name of a `what` document ("team",
+    "cluster") of a policy directory: (message, path, hint, at_key) each."""
     data = part.data
     version = platform.data.get("apiVersion")
     if data.get("apiVersion") != version:
-        yield _error(
-            part,
-            "cluster-document",
-            f"apiVersion '{data.get('apiVersion')}' is not the platform's",
-            ("apiVersion",),
-            f"write apiVersion: {version}, as {platform.where(('apiVersion',))} does",
-        )
+        message = f"apiVersion '{data.get('apiVersion')}' is not the platform's"
+        yield message, ("apiVersion",), f"write apiVersion: {version}, as {platform.where(('apiVersion',))} does", False
     for key in data:
         if key not in _ENVELOPE:
-            yield _error(
-                part,
-                "cluster-document",
-                f"a cluster document has no field '{key}'",
-                (key,),
-                f"remove it: a cluster document holds {', '.join(_ENVELOPE)}",
-                at_key=True,
-            )
+            hint = f"remove it: a {what} document holds {', '.join(_ENVELOPE)}"
+            yield f"a {what} document has no field '{key}'", (key,), hint, True
     if name_of(part) is None:
-        yield _error(
-            part, "cluster-document", "a cluster document names its cluster in metadata.name", ("metadata",),
-            "write metadata: {name: <cluster>}",
-        )  # fmt: skip
+        yield (
+            f"a {what} document names its {what} in metadata.name",
+            ("metadata",),
+            f"write metadata: {{name: <{what}>}}",
+            False,
+        )
+
+
+def _envelope(part: _Part, platform: _Part) -> Iterator[Diagnostic]:
+    data = part.data
+    for message, path, hint, at_key in envelope(part, platform, "cluster"):
+        yield _error(part, "cluster-document", message, path, hint, at_key=at_key)
     spec = data.get("spec")
     if not isinstance(spec, dict):
         yield _error(

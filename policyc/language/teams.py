@@ -26,7 +26,6 @@ from policyc.language.load import Document, SourceMap, load_documents
 PLATFORM_KIND, TEAM_KIND = "ClusterPolicy", "Tenant"
 TEAM_FIELDS = ("tenants", "workloads")
 """What a team document's spec may hold."""
-_ENVELOPE = ("apiVersion", "kind", "metadata", "spec")
 
 
 def policy_files(directory: str | os.PathLike[str]) -> list[str]:
@@ -257,7 +256,7 @@ class _Merge:
                 f"write kind: {TEAM_KIND} for a team's tenants and workloads, or move the file out of the directory",
             )
             return None
-        self._envelope(team, data)
+        self._envelope(team)
         spec = data.get("spec")
         if not isinstance(spec, dict):
             self._error(
@@ -285,36 +284,12 @@ class _Merge:
                 return None
         return spec
 
-    def _envelope(self, team: _Part, data: dict) -> None:
+    def _envelope(self, team: _Part) -> None:
         """Report what is wrong with a team document's apiVersion, metadata and top-level fields."""
-        version = self.platform.data.get("apiVersion")
-        if data.get("apiVersion") != version:
-            self._error(
-                team,
-                "team-document",
-                f"apiVersion '{data.get('apiVersion')}' is not the platform's",
-                ("apiVersion",),
-                f"write apiVersion: {version}, as {self.platform.where(('apiVersion',))} does",
-            )
-        for key in data:
-            if key not in _ENVELOPE:
-                self._error(
-                    team,
-                    "team-document",
-                    f"a team document has no field '{key}'",
-                    (key,),
-                    f"remove it: a team document holds {', '.join(_ENVELOPE)}",
-                    at_key=True,
-                )
-        metadata = data.get("metadata")
-        if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str):
-            self._error(
-                team,
-                "team-document",
-                "a team document names its team in metadata.name",
-                ("metadata",),
-                "write metadata: {name: <team>}",
-            )
+        from policyc.language.fleet import envelope
+
+        for message, path, hint, at_key in envelope(team, self.platform, "team"):
+            self._error(team, "team-document", message, path, hint, at_key=at_key)
 
     def _claim(self, part: _Part, path: Path, item: Any) -> bool:
         """Record the names `item` (a tenant or workload at `path`) claims; False, with an error, if another
