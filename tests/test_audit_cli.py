@@ -179,6 +179,22 @@ def test_exit_2_for_a_directory_policyc_did_not_write(tmp_path: Path) -> None:
         assert "is not a policyc output directory" in result.stderr and "Traceback" not in result.output
 
 
+def test_a_fleet_is_audited_one_cluster_at_a_time() -> None:
+    """A fleet's clusters differ (policies/fleet: onprem runs Volcano, cloud Kueue): the audit needs the one the
+    cluster is, as explain and report do."""
+    fleet = str(REPO / "policies" / "fleet")
+    result = audit(fleet, "--dump-command")
+    assert result.exit_code == 2
+    assert "is a fleet of clusters cloud, onprem: give --cluster NAME" in result.stderr
+    cloud = audit(fleet, "--cluster", "cloud", "--dump-command")
+    onprem = audit(fleet, "--cluster", "onprem", "--dump-command")
+    assert cloud.exit_code == onprem.exit_code == 0
+    assert "clusterqueues.kueue.x-k8s.io" in cloud.stdout and "volcano" not in cloud.stdout
+    assert "queues.scheduling.volcano.sh" in onprem.stdout and "kueue" not in onprem.stdout
+    unknown = audit(fleet, "--cluster", "clod", "--dump-command")
+    assert unknown.exit_code == 2 and "has no cluster 'clod'; did you mean 'cloud'?" in unknown.stderr
+
+
 def test_without_a_dump_the_live_path_needs_its_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "policyc.cluster.live", None)  # as without the extra: the import fails
     result = audit(str(policy_of("minimal")))

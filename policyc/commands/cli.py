@@ -117,7 +117,7 @@ def _clusters(policy: str, cluster: str | None) -> list[str | None]:
 
 
 def _one_cluster(policy: str, cluster: str | None) -> str | None:
-    """The cluster a command about one cluster (explain, report) reads: `cluster`, or a fleet's only one."""
+    """The cluster a command about one cluster (explain, report, audit) reads: `cluster`, or a fleet's only one."""
     clusters = _clusters(policy, cluster)
     if len(clusters) > 1:
         raise click.UsageError(f"{policy} is a fleet of clusters {', '.join(map(str, clusters))}: give --cluster NAME")
@@ -466,8 +466,9 @@ def _explain_manifest(compilation: Compilation, manifest: str, fmt: str) -> None
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the findings to this file.")
 @click.option("--dump-command", is_flag=True,
               help="Print the kubectl command whose dump holds every kind the audit reads, and exit.")  # fmt: skip
+@_cluster_option
 def audit(policy: str, dump: str | None, kubeconfig: str | None, context: str | None, built: str | None, fmt: str,
-          strict: bool, output: str | None, dump_command: bool) -> None:  # fmt: skip
+          strict: bool, output: str | None, dump_command: bool, cluster: str | None) -> None:  # fmt: skip
     """Compare a running cluster with what POLICY builds and proves, read-only: nodes, the build's objects, tenants'
     pods and capacity. Exit 0 without findings of error severity, 1 with, 2 when the policy does not build or the
     cluster cannot be read."""
@@ -477,7 +478,7 @@ def audit(policy: str, dump: str | None, kubeconfig: str | None, context: str | 
     from policyc.cluster.source import SourceError
     from policyc.diagnostics import Report
 
-    compilation = compile_policy(Path(policy), name=policy)
+    compilation = compile_policy(Path(policy), name=policy, cluster=_one_cluster(policy, cluster))
     if not compilation.ok or compilation.cluster is None or compilation.backend is None:
         _emit_diagnostics([compilation], fmt)
         click.echo(f"policyc: {policy} does not build: fix its errors before auditing a cluster against it", err=True)
