@@ -66,16 +66,25 @@ def of_artifacts(artifacts: Iterable[Artifact]) -> Build:
     return Build(objects, frozenset(templated - {k for k, _, _ in objects}), None)
 
 
-def of_directory(directory: str, artifacts: Iterable[Artifact]) -> Build:
-    """The synced tree of an output directory written earlier: the files its kustomization.yaml lists. Each object
-    takes the policy paths of the object of the same identity in the build now (`artifacts`), where there is one."""
+def of_directory(directory: str, policy: str, artifacts: Iterable[Artifact]) -> Build:
+    """The synced tree of an output directory written earlier from the policy named `policy`: the files its
+    kustomization.yaml lists. Each object takes the policy paths of the object of the same identity in the build now
+    (`artifacts`), where there is one."""
     from ruamel.yaml import YAML, YAMLError
+
+    from policyc.output.argocd import APPLICATION_SET_FILE
+    from policyc.output.write import generated_from
 
     root = FilePath(directory)
     listing = root / KUSTOMIZATION
     try:
         head = listing.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
+        if (root / APPLICATION_SET_FILE).is_file():
+            raise BuiltError(
+                f"{directory} is a fleet's output directory: give the directory of the cluster, "
+                f"{root / policy} (policyc build DIR -o OUT writes each cluster into OUT/<cluster>)"
+            ) from None
         why = getattr(e, "strerror", None) or e
         raise BuiltError(
             f"{directory} is not a policyc output directory: cannot read its {KUSTOMIZATION} ({why}); give the "
@@ -85,6 +94,12 @@ def of_directory(directory: str, artifacts: Iterable[Artifact]) -> Build:
         raise BuiltError(
             f"{directory} is not a policyc output directory: its {KUSTOMIZATION} was not written by "
             "policyc; give the directory policyc build -o wrote"
+        )
+    if not head.startswith(generated_from(policy) + " ("):
+        built_from = head.partition("\n")[0].removeprefix(GENERATED).removesuffix("; do not edit.").strip()
+        raise BuiltError(
+            f"{directory} was built {built_from}, not from policy '{policy}': give the directory "
+            f"`policyc build` wrote for policy '{policy}', or audit against the policy it was built from"
         )
     now = of_artifacts(artifacts)
     yaml = YAML(typ="safe")

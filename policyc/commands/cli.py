@@ -484,7 +484,11 @@ def audit(policy: str, dump: str | None, kubeconfig: str | None, context: str | 
         click.echo(f"policyc: {policy} does not build: fix its errors before auditing a cluster against it", err=True)
         sys.exit(EXIT_USAGE)
     try:
-        build = of_directory(built, compilation.artifacts) if built else of_artifacts(compilation.artifacts)
+        build = (
+            of_directory(built, compilation.cluster.name, compilation.artifacts)
+            if built
+            else of_artifacts(compilation.artifacts)
+        )
     except BuiltError as e:
         raise click.BadParameter(str(e), param_hint="--built") from None
     if dump_command:
