@@ -297,6 +297,21 @@ def test_no_platform_document_or_two(tmp_path: Path) -> None:
     ]
 
 
+def test_a_misspelt_platform_kind_is_reported_where_it_is_written(policy_dir: Path) -> None:
+    """`kind: Clusterpolicy`: the hint was to add a platform file with policyc init, beside the misspelt one; now the
+    line is at the misspelling, and following its hint builds, whole or as one team's check."""
+    write(policy_dir, {"platform.yaml": fixed(PLATFORM, "kind: ClusterPolicy", "kind: Clusterpolicy")})
+    expected = (
+        "pol/platform.yaml:2:7: error file/policy-directory: pol holds no platform document (kind: ClusterPolicy); "
+        "this document has kind 'Clusterpolicy'; write kind: ClusterPolicy"
+    )
+    assert lines(policy_dir) == [expected]
+    code, stderr = cli("validate", str(policy_dir / "teams" / "a.yaml"), "--platform", str(policy_dir))
+    assert code == 1 and "this document has kind 'Clusterpolicy'; write kind: ClusterPolicy" in stderr
+    write(policy_dir, {"platform.yaml": PLATFORM})
+    assert lines(policy_dir) == []
+
+
 def test_errors_of_the_language_point_into_the_team_file(policy_dir: Path) -> None:
     """A diagnostic of a later stage (the parse, the resolver) names the item as the team's file numbers it."""
     second = "    - {name: team-b2, namespaces: [ml-b2], priorityClasses: [low], quota: {requests: {gpu: 4, cpu: x}}}\n"

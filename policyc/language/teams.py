@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path as FilePath
 from typing import Any
 
-from policyc.diagnostics import Diagnostic, Path, PolicyError, diag, listing
+from policyc.diagnostics import Diagnostic, Path, PolicyError, closest, diag, listing
 from policyc.language.load import Document, SourceMap, load_documents
 
 PLATFORM_KIND, TEAM_KIND = "ClusterPolicy", "Tenant"
@@ -114,21 +114,38 @@ def load_team(team: str, directory: str | os.PathLike[str], name: str) -> Docume
     teams, team_diagnostics, team_unread = _read_all(os.path.dirname(team) or ".", [os.path.basename(team)], "")
     teams = [replace(p, file=team) for p in teams]
     team_diagnostics = [replace(d, file=team) for d in team_diagnostics]
-    return _merged(platforms, teams, diagnostics + team_diagnostics, unread or team_unread, name)
+    others = [p for p in parts if not _is_platform(p)]
+    return _merged(platforms, teams, diagnostics + team_diagnostics, unread or team_unread, name, others)
 
 
 def _is_platform(part: _Part) -> bool:
     return isinstance(part.data, dict) and part.data.get("kind") == PLATFORM_KIND
 
 
+def _misspells_platform(kind: object) -> bool:
+    """Whether `kind` is the platform's kind misspelt (`Clusterpolicy`), not a team's or a cluster's."""
+    from policyc.language.fleet import CLUSTER_KIND
+
+    return (
+        isinstance(kind, str)
+        and kind not in (PLATFORM_KIND, TEAM_KIND, CLUSTER_KIND)
+        and closest(kind, [PLATFORM_KIND, TEAM_KIND, CLUSTER_KIND]) == PLATFORM_KIND
+    )
+
+
 def _merged(
-    platforms: list[_Part], teams: list[_Part], diagnostics: list[Diagnostic], unread: bool, name: str
+    platforms: list[_Part],
+    teams: list[_Part],
+    diagnostics: list[Diagnostic],
+    unread: bool,
+    name: str,
+    others: list[_Part] | None = None,
 ) -> Document:
     """The platform's policy with the teams' tenants and workloads (a `Document`); raises `PolicyError` without one
-    platform document."""
+    platform document (`others`: the directory's documents of other kinds, where not `teams`)."""
     if len(platforms) != 1:
         if platforms or not unread:  # with none, a file that could not be read may be the platform's
-            diagnostics.append(_platform_count(platforms, name))
+            diagnostics.append(_platform_count(platforms, name, teams if others is None else others))
         raise PolicyError(diagnostics)
     merged = _Merge(platforms[0])
     for team in teams:
@@ -158,7 +175,18 @@ def _read_all(
     return parts, diagnostics, unread
 
 
-def _platform_count(platforms: list[_Part], name: str) -> Diagnostic:
+def _platform_count(platforms: list[_Part], name: str, others: list[_Part]) -> Diagnostic:
+    """The diagnostic of a directory without one platform document; without any, at the document whose kind is a
+    misspelling of the platform's (`others`: the documents of other kinds) where there is one."""
+    misspelt = [p for p in others if isinstance(p.data, dict) and _misspells_platform(p.data.get("kind"))]
+    if not platforms and misspelt:
+        kind = misspelt[0].data["kind"]
+        d = diag(
+            "policy-directory",
+            f"{name} holds no platform document (kind: {PLATFORM_KIND}); this document has kind '{kind}'",
+            hint=f"write kind: {PLATFORM_KIND}",
+        )
+        return misspelt[0].at(d, ("kind",))
     if not platforms:
         d = diag(
             "policy-directory",
