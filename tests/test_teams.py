@@ -367,6 +367,35 @@ def test_a_team_file_checked_alone_against_the_platform(policy_dir: Path, tmp_pa
     assert code == 1 and "pol/teams/c.yaml:1:7: error PC002" in err, err
 
 
+def test_a_team_check_shows_no_platform_warning_that_holds_only_without_the_other_teams(monkeypatch) -> None:
+    """ai-prod-teams: only team-b's workload autoscales. Team a's check left team-b's file out and warned, in the
+    platform's file, that spec.autoscaling has no effect, with the hint to remove it (which would break team b)."""
+    monkeypatch.chdir(REPO)
+    code, err = cli("validate", "policies/ai-prod-teams/teams/team-a.yaml", "--platform", "policies/ai-prod-teams")
+    assert code == 0
+    assert "warning" not in err and "PC493" not in err
+    assert err.startswith("policyc: note: checked against policies/ai-prod-teams's platform document only")
+
+
+def test_platform_given_its_file_or_as_a_team(policy_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """--platform names the directory: its platform file instead is told the directory; the platform file checked
+    as a team's is told to check its directory (not to write kind: Tenant)."""
+    monkeypatch.chdir(tmp_path)
+    code, err = cli("validate", "pol/teams/a.yaml", "--platform", "pol/platform.yaml")
+    assert code == 2
+    assert (
+        "pol/platform.yaml is a file; give the policy directory that holds the platform document: --platform pol"
+        in (err)
+    )
+    code, err = cli("validate", "pol/platform.yaml", "--platform", "pol")
+    assert code == 1
+    assert err.splitlines()[0] == (
+        "pol/platform.yaml:2:7: error shape/team-document: --platform checks a team's file, and this is the platform "
+        "document (kind: ClusterPolicy); check it with its directory: `policyc validate pol`"
+    )
+    assert cli("validate", "pol")[0] == 0
+
+
 def test_the_hook_validates_the_directory_of_a_changed_file(policy_dir: Path, tmp_path: Path, monkeypatch) -> None:
     """pre-commit passes the changed files: a team's file, or the platform's, stands for its whole directory (a
     clash between two teams shows whichever of them changed); a lone policy file is validated alone."""

@@ -316,6 +316,16 @@ def _policies_of(changed: list[str]) -> list[str]:
     return out
 
 
+def _platform_directory(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """`--platform`: a policy directory; the platform's own file given instead is told which directory to give."""
+    if value is not None and not os.path.isdir(value):
+        raise click.BadParameter(
+            f"{value} is a file; give the policy directory that holds the platform document: "
+            f"--platform {os.path.dirname(value) or '.'}"
+        )
+    return value
+
+
 @main.command()
 @click.argument("policies", nargs=-1, required=True, type=_POLICY_PATH)
 @click.option("--only-policies", is_flag=True,
@@ -324,7 +334,7 @@ def _policies_of(changed: list[str]) -> list[str]:
               "mentions a policyc.io apiVersion but cannot be loaded is validated, to show why. A file of a policy "
               "directory (a team's Tenant document, or a platform file beside them) validates its whole "
               "directory.")  # fmt: skip
-@click.option("--platform", type=click.Path(exists=True, file_okay=False), metavar="DIR",
+@click.option("--platform", type=click.Path(exists=True), callback=_platform_directory, metavar="DIR",
               help="Each POLICY is a team's file: check it against the platform document of the policy directory DIR "
               "alone, without the other teams' files.")  # fmt: skip
 @click.option("--cluster", metavar="NAME",

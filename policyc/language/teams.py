@@ -114,6 +114,14 @@ def load_team(team: str, directory: str | os.PathLike[str], name: str) -> Docume
     teams, team_diagnostics, team_unread = _read_all(os.path.dirname(team) or ".", [os.path.basename(team)], "")
     teams = [replace(p, file=team) for p in teams]
     team_diagnostics = [replace(d, file=team) for d in team_diagnostics]
+    for part in [p for p in teams if _is_platform(p)]:  # the platform's file, given as a team's
+        d = diag(
+            "team-document",
+            f"--platform checks a team's file, and this is the platform document (kind: {PLATFORM_KIND})",
+            hint=f"check it with its directory: `policyc validate {directory}`",
+        )
+        team_diagnostics.append(part.at(d, ("kind",)))
+        teams.remove(part)
     others = [p for p in parts if not _is_platform(p)]
     return _merged(platforms, teams, diagnostics + team_diagnostics, unread or team_unread, name, others)
 
