@@ -396,6 +396,18 @@ def test_platform_given_its_file_or_as_a_team(policy_dir: Path, tmp_path: Path, 
     assert cli("validate", "pol")[0] == 0
 
 
+def test_an_output_directory_inside_the_policy_directory_is_not_read(policy_dir: Path, tmp_path, monkeypatch) -> None:
+    """`policyc build pol -o pol/manifests`, then `policyc validate pol`: each generated object was read as a team
+    document of another kind (dozens of errors); the files policyc wrote are its output, never the policy."""
+    monkeypatch.chdir(tmp_path)
+    assert cli("build", "pol", "-o", "pol/manifests")[0] == 0
+    assert (policy_dir / "manifests" / "kustomization.yaml").is_file()
+    assert lines(policy_dir) == []
+    assert cli("build", "pol", "-o", "pol/manifests", "--check")[0] == 0
+    (policy_dir / "teams" / "c.yaml").write_text("kind: Pod\n")  # a file of the user's own is still read
+    assert lines(policy_dir)[0].startswith("pol/teams/c.yaml:1:7: error shape/team-document:")
+
+
 def test_the_hook_validates_the_directory_of_a_changed_file(policy_dir: Path, tmp_path: Path, monkeypatch) -> None:
     """pre-commit passes the changed files: a team's file, or the platform's, stands for its whole directory (a
     clash between two teams shows whichever of them changed); a lone policy file is validated alone."""
