@@ -41,6 +41,8 @@ class Build:
     """The kinds the build writes only as templates: teams copy them with policyc's labels, so they are never stale."""
     directory: str | None
     """The output directory it was read from (`--built`), or None for the policy's build now."""
+    cluster: str | None = None
+    """The fleet's cluster it is the build of (`--cluster`), or None for a policy of one cluster."""
 
     def kinds(self) -> list[tuple[Kind, str]]:
         """The kinds of the synced tree with the apiVersion the build writes each at, sorted by kind."""
@@ -53,8 +55,8 @@ def identity(obj: dict) -> Identity:
     return Kind.of(obj), meta.get("namespace") or None, str(meta.get("name", ""))
 
 
-def of_artifacts(artifacts: Iterable[Artifact]) -> Build:
-    """The synced tree of the policy's build now."""
+def of_artifacts(artifacts: Iterable[Artifact], cluster: str | None = None) -> Build:
+    """The synced tree of the policy's build now (of the fleet's `cluster`, where one)."""
     objects: dict[Identity, Expected] = {}
     templated: set[Kind] = set()
     for artifact in artifacts:
@@ -63,7 +65,7 @@ def of_artifacts(artifacts: Iterable[Artifact]) -> Build:
                 objects[identity(manifest.obj)] = Expected(manifest.obj, artifact.path, manifest.sources)
             elif artifact.template:
                 templated.add(Kind.of(manifest.obj))
-    return Build(objects, frozenset(templated - {k for k, _, _ in objects}), None)
+    return Build(objects, frozenset(templated - {k for k, _, _ in objects}), None, cluster)
 
 
 def of_directory(directory: str, policy: str, artifacts: Iterable[Artifact]) -> Build:

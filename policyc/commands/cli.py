@@ -402,7 +402,8 @@ def explain(
     from policyc.diagnostics import did_you_mean
     from policyc.proof.placement import targets
 
-    compilation = compile_policy(Path(policy), name=policy, cluster=_one_cluster(policy, cluster))
+    cluster = _one_cluster(policy, cluster)
+    compilation = compile_policy(Path(policy), name=policy, cluster=cluster)
     if compilation.cluster is None or not compilation.artifacts:
         _emit_diagnostics([compilation], fmt)
         sys.exit(EXIT_FAILED)
@@ -488,7 +489,8 @@ def audit(policy: str, dump: str | None, kubeconfig: str | None, context: str | 
     from policyc.cluster.source import SourceError
     from policyc.diagnostics import Report
 
-    compilation = compile_policy(Path(policy), name=policy, cluster=_one_cluster(policy, cluster))
+    cluster = _one_cluster(policy, cluster)
+    compilation = compile_policy(Path(policy), name=policy, cluster=cluster)
     if not compilation.ok or compilation.cluster is None or compilation.backend is None:
         _emit_diagnostics([compilation], fmt)
         click.echo(f"policyc: {policy} does not build: fix its errors before auditing a cluster against it", err=True)
@@ -497,14 +499,15 @@ def audit(policy: str, dump: str | None, kubeconfig: str | None, context: str | 
         build = (
             of_directory(built, compilation.cluster.name, compilation.artifacts)
             if built
-            else of_artifacts(compilation.artifacts)
+            else of_artifacts(compilation.artifacts, cluster)
         )
     except BuiltError as e:
         raise click.BadParameter(str(e), param_hint="--built") from None
     if dump_command:
         click.echo(kubectl_get(build))
         return
-    report = Report(compilation.report.file, compilation.report.source_map)
+    named = compilation.report.file if cluster is None else f"{compilation.report.file} (cluster {cluster})"
+    report = Report(named, compilation.report.source_map)
     try:
         source = _cluster_source(dump, kubeconfig, context)
         run_audit(compilation.cluster, compilation.backend, build, source, report, strict=strict)
@@ -673,7 +676,8 @@ def report(policy: str, fmt: str, output: str | None, cluster: str | None) -> No
     """Summarise capacity, guarantees, quotas and warnings for a pull-request review."""
     from policyc.commands import report as rp
 
-    compilation = compile_policy(Path(policy), name=policy, cluster=_one_cluster(policy, cluster))
+    cluster = _one_cluster(policy, cluster)
+    compilation = compile_policy(Path(policy), name=policy, cluster=cluster)
     if compilation.cluster is None:
         _emit_diagnostics([compilation], "text")
         sys.exit(EXIT_FAILED)
