@@ -21,6 +21,8 @@ from policyc import __version__
 from policyc import compile as compile_policy
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from policyc.commands.progress import Progress
     from policyc.compiler import Compilation
     from policyc.diagnostics import Diagnostic, Report
@@ -316,6 +318,18 @@ def _policies_of(changed: list[str]) -> list[str]:
     return out
 
 
+def _output_file(suggested: str) -> Callable[[click.Context, click.Parameter, str | None], str | None]:
+    """The check of `-o FILE` of a command writing one file: a directory given instead is told a file to give in it
+    (`suggested`)."""
+
+    def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if value is not None and os.path.isdir(value):
+            raise click.BadParameter(f"{value} is a directory; give a file in it: -o {os.path.join(value, suggested)}")
+        return value
+
+    return check
+
+
 def _platform_directory(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """`--platform`: a policy directory; the platform's own file given instead is told which directory to give."""
     if value is not None and not os.path.isdir(value):
@@ -474,7 +488,8 @@ def _explain_manifest(compilation: Compilation, manifest: str, fmt: str) -> None
 @click.option("--format", "fmt", type=click.Choice(DIAGNOSTIC_FORMATS), default="text", show_default=True,
               help="Findings as text, JSON, GitHub annotations or SARIF 2.1.0.")  # fmt: skip
 @click.option("--strict", is_flag=True, help="A node the policy names that the cluster lacks is an error.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the findings to this file.")
+@click.option("-o", "--output", type=click.Path(), callback=_output_file("findings"),
+              help="Write the findings to this file.")  # fmt: skip
 @click.option("--dump-command", is_flag=True,
               help="Print the kubectl command whose dump holds every kind the audit reads, and exit.")  # fmt: skip
 @_cluster_option
@@ -613,7 +628,8 @@ def init(path: str, force: bool, team: str | None) -> None:
 )
 @click.option("--kubeconfig", type=click.Path(dir_okay=False), help="The kubeconfig of the live cluster.")
 @click.option("--context", help="The kubeconfig context of the live cluster.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the policy here instead of stdout.")
+@click.option("-o", "--output", type=click.Path(), callback=_output_file("policy.yaml"),
+              help="Write the policy here instead of stdout.")  # fmt: skip
 @click.option("--force", is_flag=True, help="Overwrite the output file.")
 def import_command(
     dump: str | None, manifests: str | None, kubeconfig: str | None, context: str | None, output: str | None,

@@ -176,6 +176,14 @@ def test_the_command_writes_a_file_and_never_overwrites_one_unasked(tmp_path) ->
     assert _run("--manifests", str(HANDWRITTEN), "-o", str(target), "--force").returncode == 0
 
 
+def test_an_output_that_is_a_directory_is_told_a_file_in_it(tmp_path) -> None:
+    result = _run("--manifests", str(HANDWRITTEN), "-o", str(tmp_path))
+    assert result.returncode == 2
+    assert f"{tmp_path} is a directory; give a file in it: -o {tmp_path / 'policy.yaml'}" in result.stderr
+    again = _run("--manifests", str(HANDWRITTEN), "-o", str(tmp_path / "policy.yaml"))  # the hint, followed
+    assert again.returncode == 0 and (tmp_path / "policy.yaml").is_file()
+
+
 def test_an_output_that_cannot_be_written_is_one_line_and_exit_2(tmp_path) -> None:
     result = _run("--manifests", str(HANDWRITTEN), "-o", str(tmp_path / "missing" / "policy.yaml"))
     assert result.returncode == 2
