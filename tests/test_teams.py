@@ -408,6 +408,28 @@ def test_an_output_directory_inside_the_policy_directory_is_not_read(policy_dir:
     assert lines(policy_dir)[0].startswith("pol/teams/c.yaml:1:7: error shape/team-document:")
 
 
+def test_a_team_s_file_given_as_a_policy_names_its_directory(policy_dir: Path, tmp_path, monkeypatch) -> None:
+    """`policyc validate pol/teams/a.yaml`: a dozen errors (\'kind\' must be 'ClusterPolicy'; write ClusterPolicy, a
+    hint that breaks the file); now one usage line naming the directory, and each of its commands works."""
+    monkeypatch.chdir(tmp_path)
+    code, err = cli("validate", "pol/teams/a.yaml")
+    assert code == 2
+    assert err.splitlines()[-1] == (
+        "Error: pol/teams/a.yaml is a team's document (kind: Tenant) of a policy directory, `pol`: give `pol` "
+        "instead; or check the file against the platform alone: `policyc validate pol/teams/a.yaml --platform pol`"
+    )
+    assert cli("validate", "pol")[0] == 0
+    assert cli("validate", "pol/teams/a.yaml", "--platform", "pol")[0] == 0
+    code, err = cli("build", "pol/teams/a.yaml", "-o", "out")
+    assert code == 2 and err.splitlines()[-1].endswith("of a policy directory, `pol`: give `pol` instead")
+    write(tmp_path, {"alone/lone.yaml": TEAM_A})
+    monkeypatch.chdir(tmp_path / "alone")
+    code, err = cli("validate", "lone.yaml")
+    assert (
+        code == 2 and "lone.yaml is a team's document (kind: Tenant) of a policy directory, not a policy: give " in err
+    )
+
+
 def test_the_hook_validates_the_directory_of_a_changed_file(policy_dir: Path, tmp_path: Path, monkeypatch) -> None:
     """pre-commit passes the changed files: a team's file, or the platform's, stands for its whole directory (a
     clash between two teams shows whichever of them changed); a lone policy file is validated alone."""

@@ -103,6 +103,7 @@ def _clusters(policy: str, cluster: str | None) -> list[str | None]:
     """The clusters of POLICY to compile: `cluster`, else every cluster of a fleet, else [None] (the policy as it
     is); a usage error for a cluster it does not have."""
     if not os.path.isdir(policy):  # a policy file: what a directory needs is not imported
+        _refuse_a_directory_s_part(policy)
         names = []
     else:
         from policyc.language.teams import fleet_of
@@ -116,6 +117,38 @@ def _clusters(policy: str, cluster: str | None) -> list[str | None]:
         hint = did_you_mean(cluster, names) if names else "it names no cluster documents (kind: Cluster)"
         raise click.BadParameter(f"{policy} has no cluster '{cluster}'; {hint}", param_hint="--cluster")
     return [cluster]
+
+
+_PART_KIND = re.compile(rb"^kind:[ \t]*[\"']?(Tenant|Cluster)[\"']?[ \t]*(#.*)?$", re.MULTILINE)
+"""A line that may make a file a team's or a cluster's document: only then is it loaded to know (`_kind_of`)."""
+
+
+def _refuse_a_directory_s_part(policy: str) -> None:
+    """A usage error for a team's or a cluster's file given as a policy: it is checked with its policy directory."""
+    from policyc.language.load import MAX_FILE_BYTES
+
+    if not os.path.isfile(policy):  # compiling it reports what it is (a FIFO is never opened here)
+        return
+    try:
+        with open(policy, "rb") as f:
+            if not _PART_KIND.search(f.read(MAX_FILE_BYTES + 1)):
+                return
+    except OSError:
+        return
+    kind = _kind_of(policy)
+    if kind not in ("Tenant", "Cluster"):
+        return
+    resolved, cwd = Path(policy).resolve(), Path.cwd()
+    # the walk up reads every file below each directory: only within the current one, as the pre-commit hook's
+    directory = _policy_directory(policy, kind, cwd) if cwd in resolved.parents else None
+    part = f"a {'team' if kind == 'Tenant' else 'cluster'}'s document (kind: {kind}) of a policy directory"
+    if directory is None:
+        raise click.UsageError(f"{policy} is {part}, not a policy: give the directory that holds it and the platform "
+                               "document (kind: ClusterPolicy; docs/teams.md)")  # fmt: skip
+    alone = ""
+    if kind == "Tenant" and click.get_current_context().info_name == "validate":
+        alone = f"; or check the file against the platform alone: `policyc validate {policy} --platform {directory}`"
+    raise click.UsageError(f"{policy} is {part}, `{directory}`: give `{directory}` instead{alone}")
 
 
 def _one_cluster(policy: str, cluster: str | None) -> str | None:
@@ -290,29 +323,33 @@ def _kind_of(path: str) -> str | bool | None:
     return None
 
 
-def _policies_of(changed: list[str]) -> list[str]:
-    """What to validate for the changed files a hook passes (`--only-policies`): each policy file, and for a file of
-    a policy directory the whole directory: for a team's Tenant document or a fleet's Cluster document, the nearest
-    directory above it (within the current one) that holds a platform document; for a platform file, its own directory
-    if it holds team or cluster documents. Other files are left out. In the order given, each once."""
+def _policy_directory(path: str, kind: str, here: Path) -> str | None:
+    """The policy directory of the document of `kind` in `path`: for a team's or a cluster's, the nearest directory
+    above it (within `here`) that holds a platform document; for a platform file, its own directory if it holds team or
+    cluster documents. None when there is none."""
     from policyc.language.teams import policy_files
 
+    others = ("ClusterPolicy",) if kind != "ClusterPolicy" else ("Tenant", "Cluster")
+    above = Path(path).resolve().parents
+    for directory in above if kind != "ClusterPolicy" else above[:1]:
+        if directory != here and here not in directory.parents:
+            break
+        if any(_kind_of(str(directory / f)) in others for f in policy_files(directory)):
+            return os.path.relpath(directory)
+    return None
+
+
+def _policies_of(changed: list[str]) -> list[str]:
+    """What to validate for the changed files a hook passes (`--only-policies`): each policy file, and for a file of
+    a policy directory the whole directory (`_policy_directory`, within the current one). Other files are left out.
+    In the order given, each once."""
     here = Path.cwd()
     out: list[str] = []
     for path in changed:
         kind = _kind_of(path)
         if kind is None:
             continue
-        chosen = path
-        if kind in _KINDS:
-            others = ("ClusterPolicy",) if kind != "ClusterPolicy" else ("Tenant", "Cluster")
-            above = Path(path).resolve().parents
-            for directory in above if kind != "ClusterPolicy" else above[:1]:
-                if directory != here and here not in directory.parents:
-                    break
-                if any(_kind_of(str(directory / f)) in others for f in policy_files(directory)):
-                    chosen = os.path.relpath(directory)
-                    break
+        chosen = (_policy_directory(path, kind, here) if kind in _KINDS else None) or path
         if chosen not in out:
             out.append(chosen)
     return out
