@@ -679,6 +679,9 @@ def import_command(
 
     if dump and manifests:
         raise click.UsageError("pass --from DUMP or --manifests DIR, not both")
+    if (dump or manifests) and (kubeconfig or context):
+        given = "--from" if dump else "--manifests"
+        raise click.UsageError(f"{given} reads files: --kubeconfig and --context are for a live cluster; drop them")
     if output and Path(output).exists() and not force:
         raise click.UsageError(f"{output} exists; use --force to overwrite it")
     try:

@@ -176,6 +176,13 @@ def test_the_command_writes_a_file_and_never_overwrites_one_unasked(tmp_path) ->
     assert _run("--manifests", str(HANDWRITTEN), "-o", str(target), "--force").returncode == 0
 
 
+def test_a_file_source_and_a_live_cluster_s_options_are_refused(tmp_path) -> None:
+    """--context with --from was silently ignored (the dump imported, exit 0): the user may think it read prod."""
+    result = _run("--manifests", str(HANDWRITTEN), "--context", "prod")
+    assert result.returncode == 2
+    assert "--manifests reads files: --kubeconfig and --context are for a live cluster; drop them" in result.stderr
+
+
 def test_an_output_that_is_a_directory_is_told_a_file_in_it(tmp_path) -> None:
     result = _run("--manifests", str(HANDWRITTEN), "-o", str(tmp_path))
     assert result.returncode == 2
