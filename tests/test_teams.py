@@ -430,6 +430,20 @@ def test_a_team_s_file_given_as_a_policy_names_its_directory(policy_dir: Path, t
     )
 
 
+def test_init_team_names_the_directory_in_its_next_step(tmp_path, monkeypatch) -> None:
+    """The next step was `--platform <policy directory>` even inside one: now it is the directory, ready to paste."""
+    monkeypatch.chdir(tmp_path)
+    from click.testing import CliRunner
+
+    from policyc.commands.cli import main
+
+    assert cli("init", "st/platform.yaml")[0] == 0
+    result = CliRunner().invoke(main, ["init", "--team", "vision", "st/teams/vision.yaml"])
+    assert result.exit_code == 0
+    assert result.stderr == "wrote st/teams/vision.yaml; next: policyc validate st/teams/vision.yaml --platform st\n"
+    assert cli("validate", "st/teams/vision.yaml", "--platform", "st")[0] == 0  # the next step, as printed
+
+
 def test_the_hook_validates_the_directory_of_a_changed_file(policy_dir: Path, tmp_path: Path, monkeypatch) -> None:
     """pre-commit passes the changed files: a team's file, or the platform's, stands for its whole directory (a
     clash between two teams shows whichever of them changed); a lone policy file is validated alone."""

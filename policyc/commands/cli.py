@@ -634,7 +634,10 @@ def init(path: str, force: bool, team: str | None) -> None:
             raise click.UsageError(f"{target} exists; use --force to overwrite it")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(team_file(team), encoding="utf-8")
-        click.echo(f"wrote {target}; next: policyc validate {target} --platform <policy directory>", err=True)
+        cwd = Path.cwd()
+        found = _policy_directory(str(target), "Tenant", cwd) if cwd in target.resolve().parents else None
+        directory = found or "<policy directory>"  # not yet in one: the user knows where it goes
+        click.echo(f"wrote {target}; next: policyc validate {target} --platform {directory}", err=True)
         return
     from policyc.language.model import json_schema_text
 
