@@ -45,9 +45,9 @@ def recorded(path: Path) -> dict:
 def run(policy: Path, dump: Path, *, built: Path | None = None, strict: bool = False) -> Report:
     """The findings of auditing `dump` against `policy` (and `built`, as --built takes it)."""
     c = compiled(policy)
-    build = of_directory(str(built), c.artifacts) if built else of_artifacts(c.artifacts)
-    report = Report(c.report.file, c.report.source_map)
     assert c.cluster is not None and c.backend is not None
+    build = of_directory(str(built), c.cluster.name, c.artifacts) if built else of_artifacts(c.artifacts)
+    report = Report(c.report.file, c.report.source_map)
     return audit(c.cluster, c.backend, build, DumpSource(dump), report, strict=strict)
 
 

@@ -47,6 +47,9 @@ def test_a_dump_is_taken_to_hold_every_kind_unless_told_which() -> None:
         ('{"items": 3}', "is not a kubectl List (no 'items' list)"),
         ('{"items": [{"kind": "Pod"}]}', "items[0] is not a Kubernetes object"),
         ('{"items": [{"metadata": {}}]}', "items[0] is not a Kubernetes object"),
+        # kubectl get -o yaml instead of -o json: said as such, not as a malformed JSON at byte 0
+        ("apiVersion: v1\nitems: []\nkind: List\n", "is YAML, not JSON (kubectl get -o yaml writes YAML)"),
+        ("# a note\nkind: List\nitems: []\n", "is YAML, not JSON (kubectl get -o yaml writes YAML)"),
     ],
 )
 def test_anything_but_a_list_is_one_line_saying_what(tmp_path, text: str, says: str) -> None:

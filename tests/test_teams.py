@@ -297,6 +297,21 @@ def test_no_platform_document_or_two(tmp_path: Path) -> None:
     ]
 
 
+def test_a_misspelt_platform_kind_is_reported_where_it_is_written(policy_dir: Path) -> None:
+    """`kind: Clusterpolicy`: the hint was to add a platform file with policyc init, beside the misspelt one; now the
+    line is at the misspelling, and following its hint builds, whole or as one team's check."""
+    write(policy_dir, {"platform.yaml": fixed(PLATFORM, "kind: ClusterPolicy", "kind: Clusterpolicy")})
+    expected = (
+        "pol/platform.yaml:2:7: error file/policy-directory: pol holds no platform document (kind: ClusterPolicy); "
+        "this document has kind 'Clusterpolicy'; write kind: ClusterPolicy"
+    )
+    assert lines(policy_dir) == [expected]
+    code, stderr = cli("validate", str(policy_dir / "teams" / "a.yaml"), "--platform", str(policy_dir))
+    assert code == 1 and "this document has kind 'Clusterpolicy'; write kind: ClusterPolicy" in stderr
+    write(policy_dir, {"platform.yaml": PLATFORM})
+    assert lines(policy_dir) == []
+
+
 def test_errors_of_the_language_point_into_the_team_file(policy_dir: Path) -> None:
     """A diagnostic of a later stage (the parse, the resolver) names the item as the team's file numbers it."""
     second = "    - {name: team-b2, namespaces: [ml-b2], priorityClasses: [low], quota: {requests: {gpu: 4, cpu: x}}}\n"
@@ -350,6 +365,83 @@ def test_a_team_file_checked_alone_against_the_platform(policy_dir: Path, tmp_pa
     )
     code, err = cli("validate", "pol")  # the whole directory reads every file
     assert code == 1 and "pol/teams/c.yaml:1:7: error PC002" in err, err
+
+
+def test_a_team_check_shows_no_platform_warning_that_holds_only_without_the_other_teams(monkeypatch) -> None:
+    """ai-prod-teams: only team-b's workload autoscales. Team a's check left team-b's file out and warned, in the
+    platform's file, that spec.autoscaling has no effect, with the hint to remove it (which would break team b)."""
+    monkeypatch.chdir(REPO)
+    code, err = cli("validate", "policies/ai-prod-teams/teams/team-a.yaml", "--platform", "policies/ai-prod-teams")
+    assert code == 0
+    assert "warning" not in err and "PC493" not in err
+    assert err.startswith("policyc: note: checked against policies/ai-prod-teams's platform document only")
+
+
+def test_platform_given_its_file_or_as_a_team(policy_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """--platform names the directory: its platform file instead is told the directory; the platform file checked
+    as a team's is told to check its directory (not to write kind: Tenant)."""
+    monkeypatch.chdir(tmp_path)
+    code, err = cli("validate", "pol/teams/a.yaml", "--platform", "pol/platform.yaml")
+    assert code == 2
+    assert (
+        "pol/platform.yaml is a file; give the policy directory that holds the platform document: --platform pol"
+        in (err)
+    )
+    code, err = cli("validate", "pol/platform.yaml", "--platform", "pol")
+    assert code == 1
+    assert err.splitlines()[0] == (
+        "pol/platform.yaml:2:7: error shape/team-document: --platform checks a team's file, and this is the platform "
+        "document (kind: ClusterPolicy); check it with its directory: `policyc validate pol`"
+    )
+    assert cli("validate", "pol")[0] == 0
+
+
+def test_an_output_directory_inside_the_policy_directory_is_not_read(policy_dir: Path, tmp_path, monkeypatch) -> None:
+    """`policyc build pol -o pol/manifests`, then `policyc validate pol`: each generated object was read as a team
+    document of another kind (dozens of errors); the files policyc wrote are its output, never the policy."""
+    monkeypatch.chdir(tmp_path)
+    assert cli("build", "pol", "-o", "pol/manifests")[0] == 0
+    assert (policy_dir / "manifests" / "kustomization.yaml").is_file()
+    assert lines(policy_dir) == []
+    assert cli("build", "pol", "-o", "pol/manifests", "--check")[0] == 0
+    (policy_dir / "teams" / "c.yaml").write_text("kind: Pod\n")  # a file of the user's own is still read
+    assert lines(policy_dir)[0].startswith("pol/teams/c.yaml:1:7: error shape/team-document:")
+
+
+def test_a_team_s_file_given_as_a_policy_names_its_directory(policy_dir: Path, tmp_path, monkeypatch) -> None:
+    """`policyc validate pol/teams/a.yaml`: a dozen errors (\'kind\' must be 'ClusterPolicy'; write ClusterPolicy, a
+    hint that breaks the file); now one usage line naming the directory, and each of its commands works."""
+    monkeypatch.chdir(tmp_path)
+    code, err = cli("validate", "pol/teams/a.yaml")
+    assert code == 2
+    assert err.splitlines()[-1] == (
+        "Error: pol/teams/a.yaml is a team's document (kind: Tenant) of a policy directory, `pol`: give `pol` "
+        "instead; or check the file against the platform alone: `policyc validate pol/teams/a.yaml --platform pol`"
+    )
+    assert cli("validate", "pol")[0] == 0
+    assert cli("validate", "pol/teams/a.yaml", "--platform", "pol")[0] == 0
+    code, err = cli("build", "pol/teams/a.yaml", "-o", "out")
+    assert code == 2 and err.splitlines()[-1].endswith("of a policy directory, `pol`: give `pol` instead")
+    write(tmp_path, {"alone/lone.yaml": TEAM_A})
+    monkeypatch.chdir(tmp_path / "alone")
+    code, err = cli("validate", "lone.yaml")
+    assert (
+        code == 2 and "lone.yaml is a team's document (kind: Tenant) of a policy directory, not a policy: give " in err
+    )
+
+
+def test_init_team_names_the_directory_in_its_next_step(tmp_path, monkeypatch) -> None:
+    """The next step was `--platform <policy directory>` even inside one: now it is the directory, ready to paste."""
+    monkeypatch.chdir(tmp_path)
+    from click.testing import CliRunner
+
+    from policyc.commands.cli import main
+
+    assert cli("init", "st/platform.yaml")[0] == 0
+    result = CliRunner().invoke(main, ["init", "--team", "vision", "st/teams/vision.yaml"])
+    assert result.exit_code == 0
+    assert result.stderr == "wrote st/teams/vision.yaml; next: policyc validate st/teams/vision.yaml --platform st\n"
+    assert cli("validate", "st/teams/vision.yaml", "--platform", "st")[0] == 0  # the next step, as printed
 
 
 def test_the_hook_validates_the_directory_of_a_changed_file(policy_dir: Path, tmp_path: Path, monkeypatch) -> None:

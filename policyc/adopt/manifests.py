@@ -36,20 +36,25 @@ class ManifestSource:
 
     def _read(self, path: Path, shown: str) -> None:
         try:
-            documents = list(YAML(typ="safe").load_all(path.read_text(encoding="utf-8")))
+            text = path.read_text(encoding="utf-8")
+            documents = list(YAML(typ="safe").load_all(text))
         except (OSError, UnicodeDecodeError) as e:
-            self.errors.append(f"{shown}: cannot be read ({getattr(e, 'strerror', None) or e})")
+            self.errors.append(f"{path}: cannot be read ({getattr(e, 'strerror', None) or e})")
             return
         except YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            where = f" at line {mark.line + 1}" if mark is not None else ""
-            problem = getattr(e, "problem", None) or "not YAML"
-            self.errors.append(f"{shown}: not valid YAML{where}: {problem}")
+            self.errors.append(_not_yaml(path, text, e))
             return
         for index, document in enumerate(documents):
             items = document.get("items") if isinstance(document, dict) and document.get("kind") == "List" else None
             for obj in items if isinstance(items, list) else [document]:
                 if document is None:
+                    continue
+                if isinstance(obj, dict) and obj.get("kind") == "Kustomization":
+                    self.skipped.append(
+                        f"{shown}: a Kustomization, kustomize's file and not an object of the cluster; its patches"
+                        " are not applied here: `kubectl kustomize DIR > rendered/all.yaml`, then import --manifests"
+                        " rendered"
+                    )
                     continue
                 if not isinstance(obj, dict) or "kind" not in obj or not (obj.get("metadata") or {}).get("name"):
                     self.skipped.append(f"{shown}: document {index + 1} is not a Kubernetes object (no kind or name)")
@@ -65,3 +70,17 @@ class ManifestSource:
     def kinds(self) -> list[Kind]:
         """The kinds the manifests hold objects of, sorted."""
         return sorted(self._by_kind)
+
+
+def _not_yaml(path: Path, text: str, error: YAMLError) -> str:
+    """One line for a file the manifests cannot be read from: where, why, and what to do (a Helm chart's template is
+    YAML only once rendered)."""
+    mark = getattr(error, "problem_mark", None)
+    where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+    problem = getattr(error, "problem", None) or "not YAML"
+    if "{{" in text:
+        return (
+            f"{where}: not valid YAML ({problem}): a Helm template; render the chart (`helm template RELEASE CHART >"
+            " rendered.yaml`), keep the rendered manifests in the directory and the chart out of it"
+        )
+    return f"{where}: not valid YAML ({problem}); correct the file, or move it out of the directory"

@@ -110,7 +110,8 @@ def ref(obj: dict) -> ObjectRef:
 def _apply(build: Build, expected: Expected) -> str:
     """How to put the build's object on the cluster."""
     where = build.directory.rstrip("/") + "/" if build.directory else "OUT/"
-    built = "" if build.directory else " after `policyc build POLICY -o OUT`"
+    cluster = f" --cluster {build.cluster}" if build.cluster else ""
+    built = "" if build.directory else f" after `policyc build POLICY{cluster} -o OUT`"
     return f"sync the Argo CD application, or run `kubectl apply -f {where}{expected.file}`{built}"
 
 

@@ -41,6 +41,8 @@ class Build:
     """The kinds the build writes only as templates: teams copy them with policyc's labels, so they are never stale."""
     directory: str | None
     """The output directory it was read from (`--built`), or None for the policy's build now."""
+    cluster: str | None = None
+    """The fleet's cluster it is the build of (`--cluster`), or None for a policy of one cluster."""
 
     def kinds(self) -> list[tuple[Kind, str]]:
         """The kinds of the synced tree with the apiVersion the build writes each at, sorted by kind."""
@@ -53,8 +55,8 @@ def identity(obj: dict) -> Identity:
     return Kind.of(obj), meta.get("namespace") or None, str(meta.get("name", ""))
 
 
-def of_artifacts(artifacts: Iterable[Artifact]) -> Build:
-    """The synced tree of the policy's build now."""
+def of_artifacts(artifacts: Iterable[Artifact], cluster: str | None = None) -> Build:
+    """The synced tree of the policy's build now (of the fleet's `cluster`, where one)."""
     objects: dict[Identity, Expected] = {}
     templated: set[Kind] = set()
     for artifact in artifacts:
@@ -63,19 +65,28 @@ def of_artifacts(artifacts: Iterable[Artifact]) -> Build:
                 objects[identity(manifest.obj)] = Expected(manifest.obj, artifact.path, manifest.sources)
             elif artifact.template:
                 templated.add(Kind.of(manifest.obj))
-    return Build(objects, frozenset(templated - {k for k, _, _ in objects}), None)
+    return Build(objects, frozenset(templated - {k for k, _, _ in objects}), None, cluster)
 
 
-def of_directory(directory: str, artifacts: Iterable[Artifact]) -> Build:
-    """The synced tree of an output directory written earlier: the files its kustomization.yaml lists. Each object
-    takes the policy paths of the object of the same identity in the build now (`artifacts`), where there is one."""
+def of_directory(directory: str, policy: str, artifacts: Iterable[Artifact]) -> Build:
+    """The synced tree of an output directory written earlier from the policy named `policy`: the files its
+    kustomization.yaml lists. Each object takes the policy paths of the object of the same identity in the build now
+    (`artifacts`), where there is one."""
     from ruamel.yaml import YAML, YAMLError
+
+    from policyc.output.argocd import APPLICATION_SET_FILE
+    from policyc.output.write import generated_from
 
     root = FilePath(directory)
     listing = root / KUSTOMIZATION
     try:
         head = listing.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
+        if (root / APPLICATION_SET_FILE).is_file():
+            raise BuiltError(
+                f"{directory} is a fleet's output directory: give the directory of the cluster, "
+                f"{root / policy} (policyc build DIR -o OUT writes each cluster into OUT/<cluster>)"
+            ) from None
         why = getattr(e, "strerror", None) or e
         raise BuiltError(
             f"{directory} is not a policyc output directory: cannot read its {KUSTOMIZATION} ({why}); give the "
@@ -85,6 +96,12 @@ def of_directory(directory: str, artifacts: Iterable[Artifact]) -> Build:
         raise BuiltError(
             f"{directory} is not a policyc output directory: its {KUSTOMIZATION} was not written by "
             "policyc; give the directory policyc build -o wrote"
+        )
+    if not head.startswith(generated_from(policy) + " ("):
+        built_from = head.partition("\n")[0].removeprefix(GENERATED).removesuffix("; do not edit.").strip()
+        raise BuiltError(
+            f"{directory} was built {built_from}, not from policy '{policy}': give the directory "
+            f"`policyc build` wrote for policy '{policy}', or audit against the policy it was built from"
         )
     now = of_artifacts(artifacts)
     yaml = YAML(typ="safe")

@@ -7,6 +7,7 @@ at the version the client asked for, and policyc compares objects of one kind ac
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,6 +100,8 @@ class DumpSource:
         except msgspec.ValidationError:
             raise SourceError(f"{path} is not a kubectl List (no 'items' list); {make}") from None
         except msgspec.DecodeError as e:
+            if re.match(rb"\s*(#.*\s*)*(apiVersion|kind|items):", data):
+                raise SourceError(f"{path} is YAML, not JSON (kubectl get -o yaml writes YAML); {make}") from None
             raise SourceError(f"{path} is not JSON ({e}); {make}") from None
         for index, item in enumerate(items):
             try:

@@ -21,6 +21,8 @@ from policyc import __version__
 from policyc import compile as compile_policy
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from policyc.commands.progress import Progress
     from policyc.compiler import Compilation
     from policyc.diagnostics import Diagnostic, Report
@@ -101,6 +103,7 @@ def _clusters(policy: str, cluster: str | None) -> list[str | None]:
     """The clusters of POLICY to compile: `cluster`, else every cluster of a fleet, else [None] (the policy as it
     is); a usage error for a cluster it does not have."""
     if not os.path.isdir(policy):  # a policy file: what a directory needs is not imported
+        _refuse_a_directory_s_part(policy)
         names = []
     else:
         from policyc.language.teams import fleet_of
@@ -116,8 +119,40 @@ def _clusters(policy: str, cluster: str | None) -> list[str | None]:
     return [cluster]
 
 
+_PART_KIND = re.compile(rb"^kind:[ \t]*[\"']?(Tenant|Cluster)[\"']?[ \t]*(#.*)?$", re.MULTILINE)
+"""A line that may make a file a team's or a cluster's document: only then is it loaded to know (`_kind_of`)."""
+
+
+def _refuse_a_directory_s_part(policy: str) -> None:
+    """A usage error for a team's or a cluster's file given as a policy: it is checked with its policy directory."""
+    from policyc.language.load import MAX_FILE_BYTES
+
+    if not os.path.isfile(policy):  # compiling it reports what it is (a FIFO is never opened here)
+        return
+    try:
+        with open(policy, "rb") as f:
+            if not _PART_KIND.search(f.read(MAX_FILE_BYTES + 1)):
+                return
+    except OSError:
+        return
+    kind = _kind_of(policy)
+    if kind not in ("Tenant", "Cluster"):
+        return
+    resolved, cwd = Path(policy).resolve(), Path.cwd()
+    # the walk up reads every file below each directory: only within the current one, as the pre-commit hook's
+    directory = _policy_directory(policy, kind, cwd) if cwd in resolved.parents else None
+    part = f"a {'team' if kind == 'Tenant' else 'cluster'}'s document (kind: {kind}) of a policy directory"
+    if directory is None:
+        raise click.UsageError(f"{policy} is {part}, not a policy: give the directory that holds it and the platform "
+                               "document (kind: ClusterPolicy; docs/teams.md)")  # fmt: skip
+    alone = ""
+    if kind == "Tenant" and click.get_current_context().info_name == "validate":
+        alone = f"; or check the file against the platform alone: `policyc validate {policy} --platform {directory}`"
+    raise click.UsageError(f"{policy} is {part}, `{directory}`: give `{directory}` instead{alone}")
+
+
 def _one_cluster(policy: str, cluster: str | None) -> str | None:
-    """The cluster a command about one cluster (explain, report) reads: `cluster`, or a fleet's only one."""
+    """The cluster a command about one cluster (explain, report, audit) reads: `cluster`, or a fleet's only one."""
     clusters = _clusters(policy, cluster)
     if len(clusters) > 1:
         raise click.UsageError(f"{policy} is a fleet of clusters {', '.join(map(str, clusters))}: give --cluster NAME")
@@ -288,32 +323,58 @@ def _kind_of(path: str) -> str | bool | None:
     return None
 
 
-def _policies_of(changed: list[str]) -> list[str]:
-    """What to validate for the changed files a hook passes (`--only-policies`): each policy file, and for a file of
-    a policy directory the whole directory: for a team's Tenant document or a fleet's Cluster document, the nearest
-    directory above it (within the current one) that holds a platform document; for a platform file, its own directory
-    if it holds team or cluster documents. Other files are left out. In the order given, each once."""
+def _policy_directory(path: str, kind: str, here: Path) -> str | None:
+    """The policy directory of the document of `kind` in `path`: for a team's or a cluster's, the nearest directory
+    above it (within `here`) that holds a platform document; for a platform file, its own directory if it holds team or
+    cluster documents. None when there is none."""
     from policyc.language.teams import policy_files
 
+    others = ("ClusterPolicy",) if kind != "ClusterPolicy" else ("Tenant", "Cluster")
+    above = Path(path).resolve().parents
+    for directory in above if kind != "ClusterPolicy" else above[:1]:
+        if directory != here and here not in directory.parents:
+            break
+        if any(_kind_of(str(directory / f)) in others for f in policy_files(directory)):
+            return os.path.relpath(directory)
+    return None
+
+
+def _policies_of(changed: list[str]) -> list[str]:
+    """What to validate for the changed files a hook passes (`--only-policies`): each policy file, and for a file of
+    a policy directory the whole directory (`_policy_directory`, within the current one). Other files are left out.
+    In the order given, each once."""
     here = Path.cwd()
     out: list[str] = []
     for path in changed:
         kind = _kind_of(path)
         if kind is None:
             continue
-        chosen = path
-        if kind in _KINDS:
-            others = ("ClusterPolicy",) if kind != "ClusterPolicy" else ("Tenant", "Cluster")
-            above = Path(path).resolve().parents
-            for directory in above if kind != "ClusterPolicy" else above[:1]:
-                if directory != here and here not in directory.parents:
-                    break
-                if any(_kind_of(str(directory / f)) in others for f in policy_files(directory)):
-                    chosen = os.path.relpath(directory)
-                    break
+        chosen = (_policy_directory(path, kind, here) if kind in _KINDS else None) or path
         if chosen not in out:
             out.append(chosen)
     return out
+
+
+def _output_file(suggested: str) -> Callable[[click.Context, click.Parameter, str | None], str | None]:
+    """The check of `-o FILE` of a command writing one file: a directory given instead is told a file to give in it
+    (`suggested`)."""
+
+    def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if value is not None and os.path.isdir(value):
+            raise click.BadParameter(f"{value} is a directory; give a file in it: -o {os.path.join(value, suggested)}")
+        return value
+
+    return check
+
+
+def _platform_directory(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """`--platform`: a policy directory; the platform's own file given instead is told which directory to give."""
+    if value is not None and not os.path.isdir(value):
+        raise click.BadParameter(
+            f"{value} is a file; give the policy directory that holds the platform document: "
+            f"--platform {os.path.dirname(value) or '.'}"
+        )
+    return value
 
 
 @main.command()
@@ -324,7 +385,7 @@ def _policies_of(changed: list[str]) -> list[str]:
               "mentions a policyc.io apiVersion but cannot be loaded is validated, to show why. A file of a policy "
               "directory (a team's Tenant document, or a platform file beside them) validates its whole "
               "directory.")  # fmt: skip
-@click.option("--platform", type=click.Path(exists=True, file_okay=False), metavar="DIR",
+@click.option("--platform", type=click.Path(exists=True), callback=_platform_directory, metavar="DIR",
               help="Each POLICY is a team's file: check it against the platform document of the policy directory DIR "
               "alone, without the other teams' files.")  # fmt: skip
 @click.option("--cluster", metavar="NAME",
@@ -392,7 +453,8 @@ def explain(
     from policyc.diagnostics import did_you_mean
     from policyc.proof.placement import targets
 
-    compilation = compile_policy(Path(policy), name=policy, cluster=_one_cluster(policy, cluster))
+    cluster = _one_cluster(policy, cluster)
+    compilation = compile_policy(Path(policy), name=policy, cluster=cluster)
     if compilation.cluster is None or not compilation.artifacts:
         _emit_diagnostics([compilation], fmt)
         sys.exit(EXIT_FAILED)
@@ -463,11 +525,13 @@ def _explain_manifest(compilation: Compilation, manifest: str, fmt: str) -> None
 @click.option("--format", "fmt", type=click.Choice(DIAGNOSTIC_FORMATS), default="text", show_default=True,
               help="Findings as text, JSON, GitHub annotations or SARIF 2.1.0.")  # fmt: skip
 @click.option("--strict", is_flag=True, help="A node the policy names that the cluster lacks is an error.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the findings to this file.")
+@click.option("-o", "--output", type=click.Path(), callback=_output_file("findings"),
+              help="Write the findings to this file.")  # fmt: skip
 @click.option("--dump-command", is_flag=True,
               help="Print the kubectl command whose dump holds every kind the audit reads, and exit.")  # fmt: skip
+@_cluster_option
 def audit(policy: str, dump: str | None, kubeconfig: str | None, context: str | None, built: str | None, fmt: str,
-          strict: bool, output: str | None, dump_command: bool) -> None:  # fmt: skip
+          strict: bool, output: str | None, dump_command: bool, cluster: str | None) -> None:  # fmt: skip
     """Compare a running cluster with what POLICY builds and proves, read-only: nodes, the build's objects, tenants'
     pods and capacity. Exit 0 without findings of error severity, 1 with, 2 when the policy does not build or the
     cluster cannot be read."""
@@ -477,19 +541,25 @@ def audit(policy: str, dump: str | None, kubeconfig: str | None, context: str | 
     from policyc.cluster.source import SourceError
     from policyc.diagnostics import Report
 
-    compilation = compile_policy(Path(policy), name=policy)
+    cluster = _one_cluster(policy, cluster)
+    compilation = compile_policy(Path(policy), name=policy, cluster=cluster)
     if not compilation.ok or compilation.cluster is None or compilation.backend is None:
         _emit_diagnostics([compilation], fmt)
         click.echo(f"policyc: {policy} does not build: fix its errors before auditing a cluster against it", err=True)
         sys.exit(EXIT_USAGE)
     try:
-        build = of_directory(built, compilation.artifacts) if built else of_artifacts(compilation.artifacts)
+        build = (
+            of_directory(built, compilation.cluster.name, compilation.artifacts)
+            if built
+            else of_artifacts(compilation.artifacts, cluster)
+        )
     except BuiltError as e:
         raise click.BadParameter(str(e), param_hint="--built") from None
     if dump_command:
         click.echo(kubectl_get(build))
         return
-    report = Report(compilation.report.file, compilation.report.source_map)
+    named = compilation.report.file if cluster is None else f"{compilation.report.file} (cluster {cluster})"
+    report = Report(named, compilation.report.source_map)
     try:
         source = _cluster_source(dump, kubeconfig, context)
         run_audit(compilation.cluster, compilation.backend, build, source, report, strict=strict)
@@ -564,7 +634,10 @@ def init(path: str, force: bool, team: str | None) -> None:
             raise click.UsageError(f"{target} exists; use --force to overwrite it")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(team_file(team), encoding="utf-8")
-        click.echo(f"wrote {target}; next: policyc validate {target} --platform <policy directory>", err=True)
+        cwd = Path.cwd()
+        found = _policy_directory(str(target), "Tenant", cwd) if cwd in target.resolve().parents else None
+        directory = found or "<policy directory>"  # not yet in one: the user knows where it goes
+        click.echo(f"wrote {target}; next: policyc validate {target} --platform {directory}", err=True)
         return
     from policyc.language.model import json_schema_text
 
@@ -595,7 +668,8 @@ def init(path: str, force: bool, team: str | None) -> None:
 )
 @click.option("--kubeconfig", type=click.Path(dir_okay=False), help="The kubeconfig of the live cluster.")
 @click.option("--context", help="The kubeconfig context of the live cluster.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the policy here instead of stdout.")
+@click.option("-o", "--output", type=click.Path(), callback=_output_file("policy.yaml"),
+              help="Write the policy here instead of stdout.")  # fmt: skip
 @click.option("--force", is_flag=True, help="Overwrite the output file.")
 def import_command(
     dump: str | None, manifests: str | None, kubeconfig: str | None, context: str | None, output: str | None,
@@ -608,6 +682,9 @@ def import_command(
 
     if dump and manifests:
         raise click.UsageError("pass --from DUMP or --manifests DIR, not both")
+    if (dump or manifests) and (kubeconfig or context):
+        given = "--from" if dump else "--manifests"
+        raise click.UsageError(f"{given} reads files: --kubeconfig and --context are for a live cluster; drop them")
     if output and Path(output).exists() and not force:
         raise click.UsageError(f"{output} exists; use --force to overwrite it")
     try:
@@ -658,7 +735,8 @@ def report(policy: str, fmt: str, output: str | None, cluster: str | None) -> No
     """Summarise capacity, guarantees, quotas and warnings for a pull-request review."""
     from policyc.commands import report as rp
 
-    compilation = compile_policy(Path(policy), name=policy, cluster=_one_cluster(policy, cluster))
+    cluster = _one_cluster(policy, cluster)
+    compilation = compile_policy(Path(policy), name=policy, cluster=cluster)
     if compilation.cluster is None:
         _emit_diagnostics([compilation], "text")
         sys.exit(EXIT_FAILED)

@@ -176,6 +176,21 @@ def test_the_command_writes_a_file_and_never_overwrites_one_unasked(tmp_path) ->
     assert _run("--manifests", str(HANDWRITTEN), "-o", str(target), "--force").returncode == 0
 
 
+def test_a_file_source_and_a_live_cluster_s_options_are_refused(tmp_path) -> None:
+    """--context with --from was silently ignored (the dump imported, exit 0): the user may think it read prod."""
+    result = _run("--manifests", str(HANDWRITTEN), "--context", "prod")
+    assert result.returncode == 2
+    assert "--manifests reads files: --kubeconfig and --context are for a live cluster; drop them" in result.stderr
+
+
+def test_an_output_that_is_a_directory_is_told_a_file_in_it(tmp_path) -> None:
+    result = _run("--manifests", str(HANDWRITTEN), "-o", str(tmp_path))
+    assert result.returncode == 2
+    assert f"{tmp_path} is a directory; give a file in it: -o {tmp_path / 'policy.yaml'}" in result.stderr
+    again = _run("--manifests", str(HANDWRITTEN), "-o", str(tmp_path / "policy.yaml"))  # the hint, followed
+    assert again.returncode == 0 and (tmp_path / "policy.yaml").is_file()
+
+
 def test_an_output_that_cannot_be_written_is_one_line_and_exit_2(tmp_path) -> None:
     result = _run("--manifests", str(HANDWRITTEN), "-o", str(tmp_path / "missing" / "policy.yaml"))
     assert result.returncode == 2
@@ -187,8 +202,36 @@ def test_an_unreadable_manifest_is_one_line_and_exit_2(tmp_path) -> None:
     (tmp_path / "bad.yaml").write_text("kind: [unclosed\n", encoding="utf-8")
     result = _run("--manifests", str(tmp_path))
     assert result.returncode == 2
-    assert result.stderr.startswith("policyc: bad.yaml: not valid YAML at line")
+    # the parser finds the list unclosed at the end of the file: line 2, after line 1's newline
+    assert result.stderr.startswith(f"policyc: {tmp_path / 'bad.yaml'}:2: not valid YAML (")
+    assert result.stderr.rstrip().endswith("; correct the file, or move it out of the directory")
     assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_a_helm_template_is_one_line_saying_to_render_the_chart(tmp_path) -> None:
+    """A chart kept beside the manifests: its templates are YAML only once rendered, and the line says so."""
+    templates = tmp_path / "chart" / "templates"
+    templates.mkdir(parents=True)
+    (templates / "quota.yaml").write_text(
+        "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: {{ .Values.name }}\n", encoding="utf-8"
+    )
+    result = _run("--manifests", str(tmp_path))
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"policyc: {templates / 'quota.yaml'}:4: not valid YAML (found unhashable key): a Helm template; render the"
+        " chart (`helm template RELEASE CHART > rendered.yaml`), keep the rendered manifests in the directory and the"
+        " chart out of it\n"
+    )
+
+
+def test_a_kustomization_is_listed_as_kustomize_s_not_as_a_nameless_object(tmp_path) -> None:
+    (tmp_path / "ns.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n", encoding="utf-8")
+    (tmp_path / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [ns.yaml]\n", encoding="utf-8"
+    )
+    text = import_policy(ManifestSource(tmp_path))
+    assert "kustomization.yaml: a Kustomization, kustomize's file and not an object of the cluster" in text
+    assert "not a Kubernetes object" not in text
 
 
 def test_without_a_dump_the_live_cluster_needs_the_cluster_extra(tmp_path) -> None:
