@@ -3,10 +3,11 @@ files (docs/teams.md, "A fleet of clusters").
 
     python bench/generate_fleet.py DIR [--teams 2000] [--clusters 5]
 
-The platform has a training and an inference pool, on the default scheduler backend; each team file declares one tenant (its namespace, a
-queue capped at 16 GPUs and a quota of 16) and, for one team in ten, a training workload. Each cluster has its own
-destination and Kubernetes version; the second and later clusters replace the training pool with a smaller one and
-halve the quotas, every other one hosts half of the teams. Every cluster builds without errors.
+The platform has a training and an inference pool (the default scheduler backend); each team file declares one
+tenant (its namespace, a queue capped at 16 GPUs and a quota of 16) and, for one team in ten, a training workload.
+Each cluster has its own destination and Kubernetes version; the second and later clusters replace the training pool
+with a smaller one and halve the quotas, every other one hosts half of the teams. Every cluster builds without
+errors.
 """
 
 from __future__ import annotations
