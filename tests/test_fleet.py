@@ -182,6 +182,51 @@ def test_a_fleet_builds_every_cluster_and_an_application_set(fleet: Path, tmp_pa
     assert 'nvidia.com/gpu: "4"' in (tmp_path / "out" / "east" / "templates" / "train-a.yaml").read_text()
 
 
+def git(cwd: Path, *args: str) -> None:
+    import subprocess
+
+    subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True)
+
+
+def test_the_application_set_points_at_the_repository_holding_the_output(fleet: Path, tmp_path: Path,
+                                                                         monkeypatch) -> None:  # fmt: skip
+    """Without --repo-url, the ApplicationSet deploys from the remote origin of the git repository holding the
+    output, at the output's path from the repository's top, wherever the command runs."""
+    git(tmp_path, "init", "-q")
+    (tmp_path / "ci").mkdir()
+    monkeypatch.chdir(tmp_path / "ci")  # a directory below the top: a path as given would be wrong
+    code, _, err = cli("build", "../pol", "-o", "../deploy/out")
+    assert code == 2
+    assert err.splitlines()[-1] == (
+        "Error: ../pol is a fleet of clusters east, west: build one with --cluster NAME, or all of them into a "
+        "directory; ../deploy/out is in a git repository without a remote 'origin', so give --repo-url URL (the "
+        "repository the ApplicationSet points Argo CD at)"
+    )
+    git(tmp_path, "remote", "add", "origin", "git@git.example.com:platform/fleet.git")  # the hint's other way
+    code, _, err = cli("build", "../pol", "-o", "../deploy/out")
+    assert code == 0, err
+    written = sum(1 for p in (tmp_path / "deploy" / "out").rglob("*") if p.is_file())
+    assert err == (
+        f"../pol: wrote {written} files to ../deploy/out (the ApplicationSet deploys deploy/out/<cluster> of "
+        "git@git.example.com:platform/fleet.git)\n"
+    )
+    text = (tmp_path / "deploy" / "out" / "applicationset.yaml").read_text()
+    assert "      - cluster: east\n        path: deploy/out/east\n" in text
+    assert "        repoURL: git@git.example.com:platform/fleet.git\n" in text
+    # --repo-url names another remote; the path is still the output's in the repository
+    assert cli("build", "../pol", "-o", "../deploy/out", "--repo-url", "https://mirror.example.com/fleet.git")[0] == 0
+    text = (tmp_path / "deploy" / "out" / "applicationset.yaml").read_text()
+    assert "        repoURL: https://mirror.example.com/fleet.git\n" in text and "path: deploy/out/west\n" in text
+    # outside a git repository, the output's path is as given
+    outside = tmp_path.parent / f"{tmp_path.name}-elsewhere"
+    outside.mkdir()
+    monkeypatch.chdir(outside)
+    code, _, err = cli("build", str(fleet), "-o", "out")
+    assert code == 2 and "out is in no git repository, so give --repo-url URL" in err
+    assert cli("build", str(fleet), "-o", "out", "--repo-url", "https://git.example.com/fleet.git")[0] == 0
+    assert "path: out/east\n" in (outside / "out" / "applicationset.yaml").read_text()
+
+
 def test_commands_name_the_cluster(fleet: Path, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     code, _, err = cli("build", "pol", "--cluster", "eats", "-o", "out")
@@ -253,6 +298,12 @@ def test_the_application_set_passes_its_crd_schema(fleet: Path, tmp_path: Path, 
     assert verdict.code == 400 and 'unknown field "spec.template.spec.source.revision"' in verdict.message
     del application_set["spec"]["template"]["spec"]["source"]["revision"]
     assert [str(p) for p in judge(application_set, crd).problems] == ["spec.template.spec.project: Required value"]
+    application_set["spec"]["template"]["spec"]["project"] = "default"
+    application_set["spec"]["template"]["spec"]["syncPolicy"]["automated"]["selfHeal"] = "yes"
+    assert [str(p) for p in judge(application_set, crd).problems] == [
+        'spec.template.spec.syncPolicy.automated.selfHeal: Invalid value: "string": '
+        'spec.template.spec.syncPolicy.automated.selfHeal in body must be of type boolean: "string"'
+    ]
 
 
 def test_the_hook_validates_the_fleet_of_a_changed_cluster_file(fleet: Path, tmp_path: Path, monkeypatch) -> None:

@@ -203,8 +203,9 @@ def _name_clusters(compilations: list[Compilation], clusters: list[str]) -> None
               help="Write nothing; exit 1 and show a diff if the output directory differs from the build.")  # fmt: skip
 @_cluster_option
 @click.option("--repo-url", metavar="URL",
-              help="A fleet's build: the git repository the ApplicationSet points Argo CD at (the output directory "
-              "is its path there, as given).")  # fmt: skip
+              help="A fleet's build: the git repository the ApplicationSet points Argo CD at; by default the remote "
+              "origin of the git repository holding the output directory (whose path there the ApplicationSet "
+              "names).")  # fmt: skip
 @click.option("--revision", default="HEAD", show_default=True,
               help="A fleet's build: the ApplicationSet's git revision.")  # fmt: skip
 @_format_option
@@ -221,12 +222,12 @@ def build(policy: str, output: str, check: bool, cluster: str | None, repo_url: 
         raise click.UsageError("-o - prints the objects on standard output: --check and --format other than text "
                                "need an output directory")  # fmt: skip
     clusters = _clusters(policy, cluster)
-    fleet = _fleet_build(policy, clusters, cluster is None and clusters != [None], to_stdout, repo_url)
+    fleet = _fleet_source(policy, clusters, cluster is None and clusters != [None], output, repo_url, revision)
     drift = refused = None
     with shown(("compare" if check else "write",), len(clusters), quiet=quiet) as progress:
         compilations = _compile_clusters(policy, clusters, progress)
         ok = all(c.ok for c in compilations)
-        files = _built_files(policy, output, compilations, clusters, (repo_url, revision) if fleet else None)
+        files = _built_files(policy, output, compilations, clusters, fleet)
         if ok and check:
             drift = compare(files, output)
         elif ok and not to_stdout:
@@ -253,22 +254,35 @@ def build(policy: str, output: str, check: bool, cluster: str | None, repo_url: 
     if drift is not None:
         click.echo(f"{output} is up to date with {policy}", err=True)
     else:
-        click.echo(f"{policy}: wrote {len(files)} files to {output}", err=True)
+        deploys = f" (the ApplicationSet deploys {fleet[0] or '.'}/<cluster> of {fleet[1]})" if fleet else ""
+        click.echo(f"{policy}: wrote {len(files)} files to {output}{deploys}", err=True)
 
 
-def _fleet_build(policy: str, clusters: list[str | None], fleet: bool, to_stdout: bool, repo_url: str | None) -> bool:
-    """Whether a build writes a fleet (every cluster and the ApplicationSet); a usage error if it cannot."""
-    if fleet and (to_stdout or not repo_url):
-        raise click.UsageError(f"{policy} is a fleet of clusters {', '.join(map(str, clusters))}: build one with "
-                               "--cluster NAME, or all of them into a directory with --repo-url URL (the repository "
-                               "the ApplicationSet points Argo CD at)")  # fmt: skip
-    return fleet
+def _fleet_source(policy: str, clusters: list[str | None], fleet: bool, output: str, repo_url: str | None,
+                  revision: str) -> tuple[str, str, str] | None:  # fmt: skip
+    """What a fleet's ApplicationSet deploys (every cluster's directory of `output`): `output`'s path in its git
+    repository, the repository (`repo_url`, else the remote origin of the repository holding `output`) and the
+    revision; None for a build of one cluster. A usage error if it cannot be known."""
+    if not fleet:
+        return None
+    every = f"{policy} is a fleet of clusters {', '.join(map(str, clusters))}: build one with --cluster NAME"
+    if output == STDOUT:
+        raise click.UsageError(f"{every}, or all of them into a directory")
+    from policyc.output.repository import locate
+
+    where = locate(output)
+    url = repo_url or (where.url if where else None)
+    if url is None:
+        place = "in a git repository without a remote 'origin'" if where else "in no git repository"
+        raise click.UsageError(f"{every}, or all of them into a directory; {output} is {place}, so give --repo-url URL "
+                               "(the repository the ApplicationSet points Argo CD at)")  # fmt: skip
+    return where.path if where else Path(os.path.relpath(output)).as_posix(), url, revision
 
 
 def _built_files(policy: str, output: str, compilations: list[Compilation], clusters: list[str | None],
-                 fleet: tuple | None) -> dict:  # fmt: skip
+                 fleet: tuple[str, str, str] | None) -> dict:  # fmt: skip
     """What a build writes to `output` once every compilation is ok (else nothing): a policy's files, or a fleet's
-    (`fleet`: the ApplicationSet's repository and revision). Each cluster's report gets the warnings of comparing it
+    (`fleet`: what its ApplicationSet deploys, `_fleet_source`). Each cluster's report gets the warnings of comparing it
     with its earlier output (`policyc.output.drift.immutable_changes`)."""
     from policyc.compiler import fleet_files
     from policyc.output.drift import immutable_changes
@@ -280,8 +294,7 @@ def _built_files(policy: str, output: str, compilations: list[Compilation], clus
             c.report.extend(immutable_changes(c.cluster, os.path.join(output, name) if fleet else output))  # type: ignore[arg-type]
     if fleet is None:
         return compilations[0].files
-    root = Path(os.path.relpath(output)).as_posix()
-    return fleet_files(policy, dict(zip(clusters, compilations, strict=True)), root, *fleet)  # type: ignore[arg-type]
+    return fleet_files(policy, dict(zip(clusters, compilations, strict=True)), *fleet)  # type: ignore[arg-type]
 
 
 _MENTIONS_POLICY_API = re.compile(rb"""apiVersion['"]?\s*:\s*['"]?policyc\.io/""")

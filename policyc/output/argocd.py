@@ -97,6 +97,16 @@ APPLICATION_SET_FILE = "applicationset.yaml"
 """A fleet's build (`policyc build DIR -o OUT` with cluster documents): OUT/<cluster>/ for each, and this file."""
 
 
+APPLICATION_SYNC = {
+    "automated": {"prune": True, "selfHeal": True},
+    "syncOptions": ["ServerSideApply=true", "PruneLast=true"],
+}
+"""How each cluster's Application syncs: automatically, so that the cluster follows the policy, as the Argo CD plugin's
+Application does (docs/argocd-plugin.md): what the policy drops is pruned, after everything else is in place; a change
+made by hand is undone. Server-side apply, because client-side apply keeps a copy of each object in an annotation of at
+most 256 KiB, which a large queue configuration held in one ConfigMap can outgrow."""
+
+
 def application_set(
     name: str, destinations: Mapping[str, Mapping[str, str]], root: str, repo_url: str, revision: str
 ) -> bytes:
@@ -104,7 +114,7 @@ def application_set(
     `repo_url` at `revision` to the cluster's destination (cluster -> {server: URL} or {name: its Argo CD name}).
 
     Its list generator has an element per cluster; the template leaves the destination field a cluster does not use
-    empty, which Argo CD reads as not set."""
+    empty, which Argo CD reads as not set. Each Application syncs on its own (`APPLICATION_SYNC`)."""
     elements = [
         {"cluster": cluster, "path": f"{root}/{cluster}" if root else cluster,
          "server": destination.get("server", ""), "name": destination.get("name", "")}
@@ -124,6 +134,7 @@ def application_set(
                     "project": "default",
                     "source": {"repoURL": repo_url, "targetRevision": revision, "path": "{{.path}}"},
                     "destination": {"server": "{{.server}}", "name": "{{.name}}"},
+                    "syncPolicy": APPLICATION_SYNC,
                 },
             },
         },
