@@ -8,7 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from policyc.commands.cli import main
 from policyc.compiler import compile_file
 from policyc.language.load import load_file
 from policyc.output.formats import render_text, to_github, to_json, to_sarif
@@ -235,6 +237,19 @@ def test_a_class_and_a_tier_beyond_the_grant(policy_dir: Path) -> None:
     assert lines(policy_dir) == []
 
 
+def test_a_grant_written_wrong_is_reported_in_the_platform_only(policy_dir: Path) -> None:
+    """A grant list with an item that is no name was enforced with that item left out: with none left, every team
+    file got "lists ; use one of , or ask ..." beside the platform's own error."""
+    platform = (policy_dir / "platform.yaml").read_text()
+    write(policy_dir, {"platform.yaml": fixed(platform, "priorityClasses: [low]\n    gpuTiers", "priorityClasses: "
+                                              "[{name: low}]\n    gpuTiers")})  # fmt: skip
+    found = lines(policy_dir)
+    assert found and all(line.startswith("pol/platform.yaml:20:") for line in found), found
+    write(policy_dir, {"platform.yaml": fixed(platform, "priorityClasses: [low]\n    gpuTiers", "priorityClasses: "
+                                              "[]\n    gpuTiers")})  # fmt: skip
+    assert "lists none; ask the platform team to grant 'low'" in "\n".join(lines(policy_dir))
+
+
 def test_a_tenant_without_classes_may_use_every_one(policy_dir: Path) -> None:
     write(policy_dir, {"teams/b.yaml": fixed(TEAM_B, "      priorityClasses: [low]\n", "")})
     assert lines(policy_dir) == [
@@ -440,8 +455,58 @@ def test_init_team_names_the_directory_in_its_next_step(tmp_path, monkeypatch) -
     assert cli("init", "st/platform.yaml")[0] == 0
     result = CliRunner().invoke(main, ["init", "--team", "vision", "st/teams/vision.yaml"])
     assert result.exit_code == 0
-    assert result.stderr == "wrote st/teams/vision.yaml; next: policyc validate st/teams/vision.yaml --platform st\n"
-    assert cli("validate", "st/teams/vision.yaml", "--platform", "st")[0] == 0  # the next step, as printed
+    assert result.stderr == (
+        "wrote st/teams/vision.yaml, fitted to st's platform (it validates); next: edit its values, and "
+        "`policyc validate st`\n"
+    )
+    assert cli("validate", "st")[0] == 0  # the next step, as printed
+    assert cli("init", "--team", "nlp", "nlp.yaml")[0] == 0  # in no policy directory: the directory is the user's
+    assert cli("validate", "nlp.yaml", "--platform", "st")[0] == 0
+
+
+@pytest.mark.parametrize("policy", [*EXAMPLES, SHIPPED, POLICIES / "fleet"], ids=lambda p: p.stem)
+def test_init_team_fits_the_file_to_the_platform_of_its_directory(policy: Path, tmp_path: Path, monkeypatch) -> None:
+    """The file `init --team` wrote named tier 'large' and class 'training', which no shipped platform has: six
+    errors in the shipped teams' example. Fitted to the platform, it validates in every example, alone and with its
+    directory (every cluster of a fleet), without a diagnostic of its own."""
+    import shutil
+
+    monkeypatch.chdir(tmp_path)
+    if policy.is_dir():
+        shutil.copytree(policy, tmp_path / "pol")
+    else:
+        split(policy, tmp_path / "pol")
+    result = CliRunner().invoke(main, ["init", "--team", "newteam", "pol/teams/newteam.yaml"])
+    assert result.exit_code == 0 and "fitted to pol's platform (it validates)" in result.stderr, result.stderr
+    assert cli("validate", "pol/teams/newteam.yaml", "--platform", "pol")[0] == 0
+    code, err = cli("validate", "pol")
+    assert code == 0 and "newteam" not in err, err
+
+
+def test_init_team_says_when_the_platform_leaves_no_start_that_validates(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert cli("init", "st/platform.yaml")[0] == 0
+    platform = tmp_path / "st" / "platform.yaml"
+    platform.write_text(platform.read_text() + "  teams: {maxQuota: {cpu: 100m}}\n")  # no GPU pod fits 0.1 CPU
+    result = CliRunner().invoke(main, ["init", "--team", "vision", "st/teams/vision.yaml"])
+    assert result.exit_code == 0
+    code, err = cli("validate", "st/teams/vision.yaml", "--platform", "st")
+    errors = sum(" error " in line for line in err.splitlines())
+    assert code == 1 and errors >= 1
+    assert result.stderr == (
+        f"wrote st/teams/vision.yaml, fitted to st's platform as far as it goes: it has {errors} "
+        f"error{'s' if errors > 1 else ''} still; see them with `policyc validate st/teams/vision.yaml --platform st`\n"
+    )
+    # a platform with an error of its own: the team's file is fitted, and the platform is named as what fails
+    platform.write_text(platform.read_text().replace("  teams: {maxQuota: {cpu: 100m}}\n", "").replace(
+        "priorityClasses: [training]  #", "priorityClasses: [trainnig]  #"))  # fmt: skip
+    result = CliRunner().invoke(main, ["init", "--team", "vision", "st/teams/vision.yaml", "--force"])
+    assert result.stderr == (
+        "wrote st/teams/vision.yaml, fitted to st's platform, which has errors of its own: see them with `policyc "
+        "validate st`\n"
+    )
+    code, err = cli("validate", "st")
+    assert code == 1 and "st/platform.yaml" in err and "vision.yaml" not in err
 
 
 def test_the_hook_validates_the_directory_of_a_changed_file(policy_dir: Path, tmp_path: Path, monkeypatch) -> None:

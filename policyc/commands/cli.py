@@ -249,13 +249,16 @@ def build(policy: str, output: str, check: bool, cluster: str | None, repo_url: 
         click.echo(drift.render(output), nl=False)
         click.echo(f"{output} differs from what {policy} builds: run `policyc build {policy} -o {output}`", err=True)
         sys.exit(EXIT_FAILED)
-    if quiet:
-        return
-    if drift is not None:
-        click.echo(f"{output} is up to date with {policy}", err=True)
-    else:
-        deploys = f" (the ApplicationSet deploys {fleet[0] or '.'}/<cluster> of {fleet[1]})" if fleet else ""
-        click.echo(f"{policy}: wrote {len(files)} files to {output}{deploys}", err=True)
+    if not quiet:
+        click.echo(_built(policy, output, len(files), drift is not None, fleet), err=True)
+
+
+def _built(policy: str, output: str, count: int, checked: bool, fleet: tuple[str, str, str] | None) -> str:
+    """The last line of a build that wrote `count` files, or `checked` them (--check) and found them up to date."""
+    if checked:
+        return f"{output} is up to date with {policy}"
+    deploys = f" (the ApplicationSet deploys {fleet[0] or '.'}/<cluster> of {fleet[1]})" if fleet else ""
+    return f"{policy}: wrote {count} files to {output}{deploys}"
 
 
 def _fleet_source(policy: str, clusters: list[str | None], fleet: bool, output: str, repo_url: str | None,
@@ -639,18 +642,18 @@ def schema(team: bool, cluster: bool) -> None:
               "PATH defaults to NAME.yaml).")  # fmt: skip
 def init(path: str, force: bool, team: str | None) -> None:
     """Write a commented starter policy (and the schema beside it, for editors), or a team's file (--team)."""
-    from policyc.commands.init import SCHEMA_FILE, STARTER, team_file
+    from policyc.commands.init import SCHEMA_FILE, STARTER, fitted_team_file, team_file
 
     if team is not None:
         target = Path(f"{team}.yaml" if path == "cluster-policy.yaml" else path)
         if target.exists() and not force:
             raise click.UsageError(f"{target} exists; use --force to overwrite it")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(team_file(team), encoding="utf-8")
         cwd = Path.cwd()
         found = _policy_directory(str(target), "Tenant", cwd) if cwd in target.resolve().parents else None
-        directory = found or "<policy directory>"  # not yet in one: the user knows where it goes
-        click.echo(f"wrote {target}; next: policyc validate {target} --platform {directory}", err=True)
+        text, own, platform = fitted_team_file(team, found) if found else (team_file(team), 0, 0)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        click.echo(f"wrote {target}{_fitted(target, found, own, platform)}", err=True)
         return
     from policyc.language.model import json_schema_text
 
@@ -663,6 +666,20 @@ def init(path: str, force: bool, team: str | None) -> None:
     target.write_text(STARTER, encoding="utf-8")
     schema_path.write_text(json_schema_text(), encoding="utf-8")
     click.echo(f"wrote {target} and {schema_path}; next: policyc build {target} -o manifests", err=True)
+
+
+def _fitted(target: Path, directory: str | None, own: int, platform: int) -> str:
+    """What `init --team` says of the file it wrote to `target` in the policy `directory` (None: in none yet) after
+    validating it against the platform: `own` errors in the file, `platform` in the platform's files."""
+    if directory is None:  # the user knows where it goes
+        return f"; next: policyc validate {target} --platform <policy directory>"
+    fitted = f", fitted to {directory}'s platform"
+    if own:
+        return (f"{fitted} as far as it goes: it has {own} error{'s' if own > 1 else ''} still; see them with "
+                f"`policyc validate {target} --platform {directory}`")  # fmt: skip
+    if platform:
+        return f"{fitted}, which has errors of its own: see them with `policyc validate {directory}`"
+    return f"{fitted} (it validates); next: edit its values, and `policyc validate {directory}`"
 
 
 @main.command("import")

@@ -407,9 +407,10 @@ class _Merge:
                     team,
                     "team-beyond-grant",
                     f"'{wanted}' is not granted to teams: spec.teams.{grant_name} "
-                    f"({self.grant.where(grant_name)}) lists {listing(granted)}",
+                    f"({self.grant.where(grant_name)}) lists {listing(granted) or 'none'}",
                     field_path,
-                    f"use one of {listing(granted)}, or ask the platform team to grant '{wanted}'",
+                    (f"use one of {listing(granted)}, or " if granted else "") + f"ask the platform team to grant "
+                    f"'{wanted}'",
                 )
 
     def _quota(self, team: _Part, tenants: list) -> None:
@@ -475,10 +476,10 @@ class _Grant:
 
         spec = platform.data.get("spec") if isinstance(platform.data.get("spec"), dict) else {}
         teams = spec.get("teams") if isinstance(spec.get("teams"), dict) else {}
-        lists = {
-            key: [n for n in teams[key] if isinstance(n, str)]
+        lists = {  # a list the platform wrote wrong is not enforced: the language reports it in the platform's file
+            key: teams[key]
             for key in ("priorityClasses", "gpuTiers")
-            if isinstance(teams.get(key), list)
+            if isinstance(teams.get(key), list) and all(isinstance(n, str) for n in teams[key])
         }
         gpu = spec.get("gpuResource") if isinstance(spec.get("gpuResource"), str) else "gpu"
         max_quota = {}
