@@ -185,6 +185,9 @@ class Report:
     file: str
     source_map: object | None = None  # policyc.language.load.SourceMap; untyped to keep this module import-light
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    shown_elsewhere: list[Diagnostic] = field(default_factory=list)
+    """Diagnostics this report has too, shown once in another (those every cluster of a fleet shares): counted in its
+    summary and whether it failed, not rendered with it."""
 
     def extend(self, diagnostics: Iterable[Diagnostic]) -> None:
         for d in diagnostics:
@@ -208,7 +211,7 @@ class Report:
 
     @property
     def failed(self) -> bool:
-        return any(d.severity is Severity.ERROR for d in self.diagnostics)
+        return any(d.severity is Severity.ERROR for d in (*self.diagnostics, *self.shown_elsewhere))
 
     def file_of(self, d: Diagnostic) -> str:
         """The file `d` points into: its own, or the report's."""
@@ -229,8 +232,15 @@ class Report:
         return out
 
     def summary(self) -> str:
-        e, w = len(self.errors), len(self.warnings)
+        every = (*self.diagnostics, *self.shown_elsewhere)
+        e, w = (sum(d.severity is severity for d in every) for severity in (Severity.ERROR, Severity.WARNING))
         parts = [f"{e} error{'s' if e != 1 else ''}"]
         if w:
             parts.append(f"{w} warning{'s' if w != 1 else ''}")
-        return f"{self.file}: " + ", ".join(parts)
+        return f"{self.file}: " + ", ".join(parts) + self._shared(len(every))
+
+    def _shared(self, count: int) -> str:
+        k = len(self.shown_elsewhere)
+        if not k:
+            return ""
+        return f" ({'' if k == count else f'{k} '}shown above: every cluster has {'it' if k == 1 else 'them'})"

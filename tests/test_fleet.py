@@ -250,9 +250,15 @@ def test_validate_shows_an_error_every_cluster_shares_once(fleet: Path, tmp_path
     monkeypatch.chdir(tmp_path)
     write(fleet, {"teams/a.yaml": fixed(TEAM_A, "gpus: 8", "gpus: eight")})  # team a: hosted by both clusters
     code, _, err = cli("validate", "pol")
-    errors = [line for line in err.splitlines() if " error " in line]
+    errors = [line for line in err.splitlines() if ": error " in line]
     assert code == 1 and len(errors) == 1 and errors[0].startswith("pol/teams/a.yaml:12:")
     assert "(cluster" not in errors[0]
+    # every cluster's summary counts it (the second's said nothing: as if it were clean)
+    assert err.splitlines()[1:] == ["pol (cluster east): 1 error", "pol (cluster west): 1 error (shown above: every "
+                                    "cluster has it)"]  # fmt: skip
+    write(fleet, {"teams/b.yaml": fixed(TEAM_B, "gpus: 8", "gpus: eight")})  # team b: hosted by west only
+    code, err = cli("validate", "pol")[::2]
+    assert code == 1 and err.splitlines()[-1] == "pol (cluster west): 2 errors (1 shown above: every cluster has it)"
 
 
 def test_the_cluster_schema_is_checked_in_and_takes_the_example_clusters() -> None:

@@ -71,7 +71,7 @@ def _emit_diagnostics(compilations: list, fmt: str) -> None:
             text = formats.render_text(report, _colour)
             if text:
                 click.echo(text, err=True)
-            if report.diagnostics:
+            if report.diagnostics or report.shown_elsewhere:
                 click.echo(report.summary(), err=True)
 
 
@@ -191,6 +191,8 @@ def _name_clusters(compilations: list[Compilation], clusters: list[str]) -> None
             elif key(d) not in shown:
                 shown.add(key(d))
                 report.diagnostics.append(d)
+            else:
+                report.shown_elsewhere.append(d)
 
 
 @main.command()
