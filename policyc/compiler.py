@@ -92,12 +92,15 @@ def compile_file(
     return _paused_gc(lambda: _compile(lambda: load_file(path, name), name, on_stage, prove_apart))
 
 
-def compile_team(team: str, platform: str, on_stage: StageHook | None = None) -> Compilation:
+def compile_team(
+    team: str, platform: str, on_stage: StageHook | None = None, cluster: str | None = None
+) -> Compilation:
     """Compile the team file `team` with the platform document of the policy directory `platform`, without the other
-    teams' files (`policyc validate TEAM --platform DIR`)."""
+    teams' files (`policyc validate TEAM --platform DIR`); `cluster`, a cluster document of the directory whose
+    overrides apply."""
     from policyc.language.teams import load_team
 
-    compilation = _paused_gc(lambda: _compile(lambda: load_team(team, platform, platform), team, on_stage))
+    compilation = _paused_gc(lambda: _compile(lambda: load_team(team, platform, platform, cluster), team, on_stage))
     report = compilation.report
     # A warning in the platform's file may hold only without the teams left out (the autoscaling no workload of this
     # team uses): the directory's check shows the platform's warnings; the team's shows its own, and every error.

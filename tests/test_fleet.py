@@ -261,6 +261,24 @@ def test_validate_shows_an_error_every_cluster_shares_once(fleet: Path, tmp_path
     assert code == 1 and err.splitlines()[-1] == "pol (cluster west): 2 errors (1 shown above: every cluster has it)"
 
 
+def test_a_team_file_checked_alone_is_checked_with_each_cluster_hosting_it(fleet: Path, tmp_path: Path,
+                                                                           monkeypatch) -> None:  # fmt: skip
+    """A team's CI (`validate TEAM --platform DIR`) checked the file with the shared policy only: it passed while the
+    fleet's build failed in a cluster that scales the team's queue down."""
+    monkeypatch.chdir(tmp_path)
+    write(fleet, {"teams/a.yaml": fixed(TEAM_A, "gpus: 8,", "gpus: 8, replicas: 2,")})  # 16 GPUs at once
+    code, _, err = cli("validate", "pol/teams/a.yaml", "--platform", "pol")
+    assert code == 1
+    assert [line.split(": error ")[1][:5] for line in err.splitlines() if ": error " in line] == ["PC427"]
+    assert "caps nvidia.com/gpu at 8: the scheduler never starts it (cluster east)" in err  # 16 x quotaScale 0.5
+    assert "pol/teams/a.yaml (cluster east): 1 error\n" in err and "(cluster west)" not in err
+    assert cli("validate", "pol/teams/a.yaml", "--platform", "pol", "--cluster", "west")[0] == 0
+    assert cli("validate", "pol", "--cluster", "east")[0] == 1  # the directory's own validation agrees
+    code, _, err = cli("validate", "pol/teams/b.yaml", "--platform", "pol", "--cluster", "east")
+    assert code == 2 and "cluster 'east' of pol does not host pol/teams/b.yaml: west hosts it" in err
+    assert cli("validate", "pol/teams/b.yaml", "--platform", "pol")[0] == 0
+
+
 def test_the_cluster_schema_is_checked_in_and_takes_the_example_clusters() -> None:
     import json
 

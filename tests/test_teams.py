@@ -389,7 +389,7 @@ def test_a_team_check_shows_no_platform_warning_that_holds_only_without_the_othe
     code, err = cli("validate", "policies/ai-prod-teams/teams/team-a.yaml", "--platform", "policies/ai-prod-teams")
     assert code == 0
     assert "warning" not in err and "PC493" not in err
-    assert err.startswith("policyc: note: checked against policies/ai-prod-teams's platform document only")
+    assert err.startswith("policyc: note: checked against policies/ai-prod-teams's platform and cluster documents only")
 
 
 def test_platform_given_its_file_or_as_a_team(policy_dir: Path, tmp_path: Path, monkeypatch) -> None:

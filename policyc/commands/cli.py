@@ -405,10 +405,10 @@ def _platform_directory(ctx: click.Context, param: click.Parameter, value: str |
               "directory.")  # fmt: skip
 @click.option("--platform", type=click.Path(exists=True), callback=_platform_directory, metavar="DIR",
               help="Each POLICY is a team's file: check it against the platform document of the policy directory DIR "
-              "alone, without the other teams' files.")  # fmt: skip
+              "alone, without the other teams' files; in a fleet, with each cluster that hosts the team.")  # fmt: skip
 @click.option("--cluster", metavar="NAME",
-              help="Each POLICY is a fleet (a policy directory with cluster documents, docs/teams.md): validate this "
-              "cluster only, not every one.")  # fmt: skip
+              help="Each POLICY is a fleet (a policy directory with cluster documents, docs/teams.md), or each team's "
+              "file is checked with --platform against one: validate this cluster only, not every one.")  # fmt: skip
 @_format_option
 @_quiet_option
 def validate(policies: tuple[str, ...], only_policies: bool, platform: str | None, cluster: str | None, fmt: str,
@@ -422,18 +422,37 @@ def validate(policies: tuple[str, ...], only_policies: bool, platform: str | Non
     with shown(policies=len(chosen), quiet=quiet) as progress:
         for policy in chosen:
             if platform is not None:
-                from policyc.compiler import compile_team
-
-                progress.begin(policy)
-                compilations.append(compile_team(policy, platform, on_stage=progress.lap))
+                compilations += _compile_team(policy, platform, cluster, progress)
             else:
                 compilations += _compile_clusters(policy, _clusters(policy, cluster), progress)
     _emit_diagnostics(compilations, fmt)
     if platform is not None and not quiet:
-        click.echo(f"policyc: note: checked against {platform}'s platform document only: a tenant, namespace or "
-                   f"workload name another team's file also claims is not checked (`policyc validate {platform}` "
-                   "checks it)", err=True)  # fmt: skip
+        click.echo(f"policyc: note: checked against {platform}'s platform and cluster documents only: a tenant, "
+                   f"namespace or workload name another team's file also claims is not checked (`policyc validate "
+                   f"{platform}` checks it)", err=True)  # fmt: skip
     sys.exit(EXIT_OK if all(c.ok for c in compilations) else EXIT_FAILED)
+
+
+def _compile_team(team: str, platform: str, cluster: str | None, progress: Progress) -> list[Compilation]:
+    """The team file `team` compiled with the platform document of `platform`, for each cluster of its fleet that
+    hosts the team (`cluster` only, when given), else with the shared policy; named as `_compile_clusters` names a
+    fleet's."""
+    from policyc.compiler import compile_team
+    from policyc.language.teams import clusters_hosting
+
+    hosting = clusters_hosting(team, platform)
+    clusters: list[str | None] = [c for c in hosting if cluster in (None, c)] if hosting else [None]
+    if cluster is not None and cluster not in clusters:
+        hosts = f"{', '.join(hosting)} host{'s' if len(hosting) == 1 else ''} it" if hosting else "it has no clusters"
+        raise click.BadParameter(f"cluster '{cluster}' of {platform} does not host {team}: {hosts}",
+                                 param_hint="--cluster")  # fmt: skip
+    compilations = []
+    for name in clusters:
+        progress.begin(team if name is None else f"{team} (cluster {name})")
+        compilations.append(compile_team(team, platform, on_stage=progress.lap, cluster=name))
+    if clusters != [None]:
+        _name_clusters(compilations, clusters)  # type: ignore[arg-type]
+    return compilations
 
 
 @main.command("find")

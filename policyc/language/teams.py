@@ -114,9 +114,13 @@ def fleet_of(directory: str | os.PathLike[str]) -> tuple[str, dict[str, dict]]:
     return platform, destinations
 
 
-def load_team(team: str, directory: str | os.PathLike[str], name: str) -> Document:
+def load_team(team: str, directory: str | os.PathLike[str], name: str, cluster: str | None = None) -> Document:
     """The policy of the team file `team` and the platform document of `directory` (named `name`), without the other
-    teams' files: a team's CI checks its file alone. What the other files say is not read, nor their errors shown."""
+    teams' files: a team's CI checks its file alone. What the other files say is not read, nor their errors shown.
+    With `cluster`, a cluster document of the directory whose overrides apply (`policyc.language.fleet`); the cluster
+    documents are checked in the directory's own validation, not here."""
+    from policyc.language import fleet
+
     parts, diagnostics, unread = _read_all(directory, policy_files(directory), name)
     platforms = [p for p in parts if _is_platform(p)]
     if platforms or not unread:  # else a file that could not be read may be the platform's: its errors stand
@@ -134,7 +138,31 @@ def load_team(team: str, directory: str | os.PathLike[str], name: str) -> Docume
         team_diagnostics.append(part.at(d, ("kind",)))
         teams.remove(part)
     others = [p for p in parts if not _is_platform(p)]
-    return _merged(platforms, teams, diagnostics + team_diagnostics, unread or team_unread, name, others)
+    doc = _merged(platforms, teams, diagnostics + team_diagnostics, unread or team_unread, name, others)
+    chosen = [p for p in parts if fleet.is_cluster(p) and fleet.name_of(p) == cluster]
+    if chosen and isinstance(chosen[0].data.get("spec"), dict):
+        overlay = fleet.Overlay(chosen[0], doc)
+        overlay.apply()
+        doc.diagnostics += overlay.diagnostics
+    return doc
+
+
+def clusters_hosting(team: str, directory: str | os.PathLike[str]) -> list[str]:
+    """The clusters of the fleet in `directory` that host a team whose documents are in the file `team` (each cluster
+    that lists no hostedTeams, and each that lists a team of the file), sorted; none for a directory without
+    cluster documents."""
+    from policyc.language import fleet
+
+    names = {fleet.name_of(p) for p in _read_all(os.path.dirname(team) or ".", [os.path.basename(team)], "")[0]}
+    out = set()
+    for part in _read_all(directory, policy_files(directory), "")[0]:
+        spec = part.data.get("spec") if fleet.is_cluster(part) else None
+        hosted = spec.get("hostedTeams") if isinstance(spec, dict) else None
+        if isinstance(spec, dict) and (
+            not isinstance(hosted, list) or names & {h for h in hosted if isinstance(h, str)}
+        ):
+            out.add(str(fleet.name_of(part)))
+    return sorted(out)
 
 
 def _is_platform(part: _Part) -> bool:
