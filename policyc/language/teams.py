@@ -83,13 +83,27 @@ def load_directory(directory: str | os.PathLike[str], name: str, cluster: str | 
     teams = [p for p in parts if p not in platforms and p not in clusters]
     if len(platforms) == 1:
         diagnostics += fleet.check_documents(clusters, platforms[0])
-    chosen = [p for p in clusters if fleet.name_of(p) == cluster and isinstance(p.data.get("spec"), dict)]
-    if chosen:
-        teams, unknown = fleet.hosted(chosen[0], teams)
+    chosen = _cluster(clusters, cluster)
+    if chosen is not None:
+        teams, unknown = fleet.hosted(chosen, teams)
         diagnostics += unknown
-    doc = _merged(platforms, teams, diagnostics, unread, name)
-    if chosen:
-        overlay = fleet.Overlay(chosen[0], doc)
+    return _overlaid(_merged(platforms, teams, diagnostics, unread, name), chosen)
+
+
+def _cluster(parts: list[_Part], name: str | None) -> _Part | None:
+    """The cluster document of `parts` named `name`, if it has a spec to apply."""
+    from policyc.language import fleet
+
+    chosen = [p for p in parts if fleet.is_cluster(p) and fleet.name_of(p) == name]
+    return chosen[0] if chosen and isinstance(chosen[0].data.get("spec"), dict) else None
+
+
+def _overlaid(doc: Document, cluster: _Part | None) -> Document:
+    """`doc` with the overrides of the cluster document `cluster` applied (None: as it is)."""
+    from policyc.language import fleet
+
+    if cluster is not None:
+        overlay = fleet.Overlay(cluster, doc)
         overlay.apply()
         doc.diagnostics += overlay.diagnostics
     return doc
@@ -119,8 +133,6 @@ def load_team(team: str, directory: str | os.PathLike[str], name: str, cluster: 
     teams' files: a team's CI checks its file alone. What the other files say is not read, nor their errors shown.
     With `cluster`, a cluster document of the directory whose overrides apply (`policyc.language.fleet`); the cluster
     documents are checked in the directory's own validation, not here."""
-    from policyc.language import fleet
-
     parts, diagnostics, unread = _read_all(directory, policy_files(directory), name)
     platforms = [p for p in parts if _is_platform(p)]
     if platforms or not unread:  # else a file that could not be read may be the platform's: its errors stand
@@ -139,12 +151,7 @@ def load_team(team: str, directory: str | os.PathLike[str], name: str, cluster: 
         teams.remove(part)
     others = [p for p in parts if not _is_platform(p)]
     doc = _merged(platforms, teams, diagnostics + team_diagnostics, unread or team_unread, name, others)
-    chosen = [p for p in parts if fleet.is_cluster(p) and fleet.name_of(p) == cluster]
-    if chosen and isinstance(chosen[0].data.get("spec"), dict):
-        overlay = fleet.Overlay(chosen[0], doc)
-        overlay.apply()
-        doc.diagnostics += overlay.diagnostics
-    return doc
+    return _overlaid(doc, _cluster(parts, cluster))
 
 
 def clusters_hosting(team: str, directory: str | os.PathLike[str]) -> list[str]:
