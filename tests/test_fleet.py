@@ -94,6 +94,20 @@ def test_a_pool_the_shared_policy_lacks(fleet: Path) -> None:
     assert lines(fleet, "east") == []
 
 
+def test_a_misspelt_pool_replaces_the_pool_it_likely_names(tmp_path: Path) -> None:
+    """The shipped cloud cluster replaces the on-prem pool 'h100-train' (NFD settings) by a Karpenter one: misspelt,
+    the shared pool stayed, and a second error said its NFD settings do not suit Karpenter. The typo is one error."""
+    import shutil
+
+    from tests.conftest import POLICIES
+
+    shutil.copytree(POLICIES / "fleet", tmp_path / "fleet")
+    cloud = tmp_path / "fleet" / "clusters" / "cloud.yaml"
+    cloud.write_text(fixed(cloud.read_text(), "    - name: h100-train\n", "    - name: h100-trian\n"))
+    found = render_text(compile_file(tmp_path / "fleet", "fleet", cluster="cloud").report).splitlines()
+    assert [line.split(": ")[1] for line in found] == ["error reference/cluster-unknown-name"], found
+
+
 def test_a_hosted_team_that_does_not_exist(fleet: Path) -> None:
     write(fleet, {"clusters/east.yaml": fixed(EAST, "hostedTeams: [a]", "hostedTeams: [aa]")})
     assert lines(fleet, "east") == [

@@ -17,7 +17,7 @@ from fractions import Fraction
 from math import floor
 from typing import TYPE_CHECKING, Any, Protocol
 
-from policyc.diagnostics import Diagnostic, Path, diag, did_you_mean
+from policyc.diagnostics import Diagnostic, Path, closest, diag, did_you_mean
 
 if TYPE_CHECKING:
     from policyc.language.load import Document
@@ -264,12 +264,17 @@ class Overlay:
                 if key == "nodePools" and name not in index:
                     known = {n for n in index if isinstance(n, str)}
                     self.diagnostics.append(_unknown(self.cluster, "pool", name, at, known, key))
+                    # as the hint assumes, it replaces the pool it likely names: nothing else follows from the typo
+                    name = closest(name, known)
+                    if name is None or name in seen:
+                        continue
+                    pool, seen[name] = {**pool, "name": name}, at
                 elif key == "addNodePools" and name in index:
                     self.diagnostics.append(self._added_twice(name, at))
-                else:
-                    i = index[name] if key == "nodePools" else len(pools)
-                    pools[i:i + 1] = [pool]  # fmt: skip
-                    self._graft(("spec", "nodePools", i), at)
+                    continue
+                i = index[name] if key == "nodePools" else len(pools)
+                pools[i:i + 1] = [pool]  # fmt: skip
+                self._graft(("spec", "nodePools", i), at)
 
     def _added_twice(self, name: str, at: Path) -> Diagnostic:
         source = self.doc.source_map
