@@ -109,16 +109,23 @@ def compile_team(
 
 
 def fleet_files(
-    directory: str | os.PathLike[str], compilations: Mapping[str, Compilation], root: str, repo_url: str, revision: str
+    directory: str | os.PathLike[str],
+    compilations: Mapping[str, Compilation],
+    root: str,
+    repo_url: str,
+    revision: str,
+    project: str = "default",
+    namespace: str = "argocd",
 ) -> dict[str, OutputFile]:
     """A fleet's output (docs/teams.md): each cluster's files (its compilation's) under its name, and the ApplicationSet
-    deploying each directory `<root>/<cluster>` of the git repository `repo_url` at `revision`."""
+    deploying each directory `<root>/<cluster>` of the git repository `repo_url` at `revision`, in Argo CD's
+    `namespace`, its Applications in the Argo CD `project`."""
     from policyc.language.teams import fleet_of
     from policyc.output.argocd import APPLICATION_SET_FILE, application_set
 
     files = {f"{name}/{path}": f for name, c in compilations.items() for path, f in c.files.items()}
     platform, destinations = fleet_of(directory)
-    text = application_set(platform, destinations, "" if root == "." else root, repo_url, revision)
+    text = application_set(platform, destinations, "" if root == "." else root, repo_url, revision, project, namespace)
     return dict(sorted({**files, APPLICATION_SET_FILE: OutputFile(text)}.items()))
 
 

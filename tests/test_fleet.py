@@ -329,6 +329,15 @@ def test_the_application_set_passes_its_crd_schema(fleet: Path, tmp_path: Path, 
     assert judge(application_set, crd).accepted, judge(application_set, crd).message
     shipped = YAML(typ="safe").load((REPO / "golden" / "fleet" / "applicationset.yaml").read_text())
     assert judge(shipped, crd).accepted, judge(shipped, crd).message
+    # an Argo CD project and namespace of the platform's own
+    args = ("build", "pol", "-o", "own", "--repo-url", "https://git.example.com/fleet.git", "-q")
+    assert cli(*args, "--project", "gpu-platform", "--argocd-namespace", "gitops")[0] == 0
+    own = YAML(typ="safe").load((tmp_path / "own" / "applicationset.yaml").read_text())
+    assert (own["metadata"]["namespace"], own["spec"]["template"]["spec"]["project"]) == ("gitops", "gpu-platform")
+    assert judge(own, crd).accepted, judge(own, crd).message
+    code, _, err = cli(*args, "--project", "GPU_platform")
+    assert code == 2 and "Invalid value for '--project': 'GPU_platform' is not a Kubernetes name: must consist" in err
+    assert cli(*args, "--argocd-namespace", "argo.cd")[0] == 2
     # The judge is not lax: without a project, or with a field the CRD lacks, the server refuses it.
     del application_set["spec"]["template"]["spec"]["project"]
     application_set["spec"]["template"]["spec"]["source"]["revision"] = "HEAD"

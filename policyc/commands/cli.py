@@ -195,6 +195,21 @@ def _name_clusters(compilations: list[Compilation], clusters: list[str]) -> None
                 report.shown_elsewhere.append(d)
 
 
+def _k8s_name(check: str) -> Callable[[click.Context, click.Parameter, str], str]:
+    """An option's check that its value is a Kubernetes name by `check`, a function of `policyc.k8s.names` (a usage
+    error else)."""
+
+    def checked(ctx: click.Context, param: click.Parameter, value: str) -> str:
+        from policyc.k8s import names
+
+        problems = getattr(names, check)(value)
+        if problems:
+            raise click.BadParameter(f"'{value}' is not a Kubernetes name: {problems[0]}")
+        return value
+
+    return checked
+
+
 @main.command()
 @click.argument("policy", type=_POLICY_PATH)
 @click.option("-o", "--output", "output", required=True, type=click.Path(file_okay=False),
@@ -210,10 +225,14 @@ def _name_clusters(compilations: list[Compilation], clusters: list[str]) -> None
               "names).")  # fmt: skip
 @click.option("--revision", default="HEAD", show_default=True,
               help="A fleet's build: the ApplicationSet's git revision.")  # fmt: skip
+@click.option("--project", default="default", show_default=True, callback=_k8s_name("is_dns1123_subdomain"),
+              help="A fleet's build: the Argo CD project (AppProject) of the clusters' Applications.")  # fmt: skip
+@click.option("--argocd-namespace", default="argocd", show_default=True, callback=_k8s_name("is_dns1123_label"),
+              help="A fleet's build: the namespace of Argo CD, where the ApplicationSet goes.")  # fmt: skip
 @_format_option
 @_quiet_option
-def build(policy: str, output: str, check: bool, cluster: str | None, repo_url: str | None, revision: str, fmt: str,
-          quiet: bool) -> None:  # fmt: skip
+def build(policy: str, output: str, check: bool, cluster: str | None, repo_url: str | None, revision: str,
+          project: str, argocd_namespace: str, fmt: str, quiet: bool) -> None:  # fmt: skip
     """Compile POLICY and write the generated tree to the output directory (or print it as a stream, with -o -)."""
     from policyc.commands.progress import shown
     from policyc.output.drift import compare
@@ -224,7 +243,8 @@ def build(policy: str, output: str, check: bool, cluster: str | None, repo_url: 
         raise click.UsageError("-o - prints the objects on standard output: --check and --format other than text "
                                "need an output directory")  # fmt: skip
     clusters = _clusters(policy, cluster)
-    fleet = _fleet_source(policy, clusters, cluster is None and clusters != [None], output, repo_url, revision)
+    argocd = (revision, project, argocd_namespace)
+    fleet = _fleet_source(policy, clusters, cluster is None and clusters != [None], output, repo_url, argocd)
     drift = refused = None
     with shown(("compare" if check else "write",), len(clusters), quiet=quiet) as progress:
         compilations = _compile_clusters(policy, clusters, progress)
@@ -255,7 +275,7 @@ def build(policy: str, output: str, check: bool, cluster: str | None, repo_url: 
         click.echo(_built(policy, output, len(files), drift is not None, fleet), err=True)
 
 
-def _built(policy: str, output: str, count: int, checked: bool, fleet: tuple[str, str, str] | None) -> str:
+def _built(policy: str, output: str, count: int, checked: bool, fleet: tuple | None) -> str:
     """The last line of a build that wrote `count` files, or `checked` them (--check) and found them up to date."""
     if checked:
         return f"{output} is up to date with {policy}"
@@ -264,10 +284,11 @@ def _built(policy: str, output: str, count: int, checked: bool, fleet: tuple[str
 
 
 def _fleet_source(policy: str, clusters: list[str | None], fleet: bool, output: str, repo_url: str | None,
-                  revision: str) -> tuple[str, str, str] | None:  # fmt: skip
+                  argocd: tuple[str, str, str]) -> tuple[str, str, str, str, str] | None:  # fmt: skip
     """What a fleet's ApplicationSet deploys (every cluster's directory of `output`): `output`'s path in its git
-    repository, the repository (`repo_url`, else the remote origin of the repository holding `output`) and the
-    revision; None for a build of one cluster. A usage error if it cannot be known."""
+    repository, the repository (`repo_url`, else the remote origin of the repository holding `output`), and as
+    `argocd` gives them the revision, the Argo CD project and Argo CD's namespace; None for a build of one cluster. A
+    usage error if it cannot be known."""
     if not fleet:
         return None
     every = f"{policy} is a fleet of clusters {', '.join(map(str, clusters))}: build one with --cluster NAME"
@@ -281,11 +302,11 @@ def _fleet_source(policy: str, clusters: list[str | None], fleet: bool, output: 
         place = "in a git repository without a remote 'origin'" if where else "in no git repository"
         raise click.UsageError(f"{every}, or all of them into a directory; {output} is {place}, so give --repo-url URL "
                                "(the repository the ApplicationSet points Argo CD at)")  # fmt: skip
-    return where.path if where else Path(os.path.relpath(output)).as_posix(), url, revision
+    return where.path if where else Path(os.path.relpath(output)).as_posix(), url, *argocd
 
 
 def _built_files(policy: str, output: str, compilations: list[Compilation], clusters: list[str | None],
-                 fleet: tuple[str, str, str] | None) -> dict:  # fmt: skip
+                 fleet: tuple[str, str, str, str, str] | None) -> dict:  # fmt: skip
     """What a build writes to `output` once every compilation is ok (else nothing): a policy's files, or a fleet's
     (`fleet`: what its ApplicationSet deploys, `_fleet_source`). Each cluster's report gets the warnings of comparing it
     with its earlier output (`policyc.output.drift.immutable_changes`)."""

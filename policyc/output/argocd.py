@@ -108,10 +108,17 @@ most 256 KiB, which a large queue configuration held in one ConfigMap can outgro
 
 
 def application_set(
-    name: str, destinations: Mapping[str, Mapping[str, str]], root: str, repo_url: str, revision: str
+    name: str,
+    destinations: Mapping[str, Mapping[str, str]],
+    root: str,
+    repo_url: str,
+    revision: str,
+    project: str = "default",
+    namespace: str = "argocd",
 ) -> bytes:
-    """An Argo CD ApplicationSet named `name` deploying each cluster's directory `<root>/<cluster>` of the repository
-    `repo_url` at `revision` to the cluster's destination (cluster -> {server: URL} or {name: its Argo CD name}).
+    """An Argo CD ApplicationSet named `name` in Argo CD's `namespace`, deploying each cluster's directory
+    `<root>/<cluster>` of the repository `repo_url` at `revision` to the cluster's destination (cluster -> {server:
+    URL} or {name: its Argo CD name}), as an Application of the Argo CD `project`.
 
     Its list generator has an element per cluster; the template leaves the destination field a cluster does not use
     empty, which Argo CD reads as not set. Each Application syncs on its own (`APPLICATION_SYNC`)."""
@@ -123,7 +130,7 @@ def application_set(
     application_set = {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "ApplicationSet",
-        "metadata": {"name": name, "namespace": "argocd"},
+        "metadata": {"name": name, "namespace": namespace},
         "spec": {
             "goTemplate": True,
             "goTemplateOptions": ["missingkey=error"],
@@ -131,7 +138,7 @@ def application_set(
             "template": {
                 "metadata": {"name": f"{name}-{{{{.cluster}}}}"},
                 "spec": {
-                    "project": "default",
+                    "project": project,
                     "source": {"repoURL": repo_url, "targetRevision": revision, "path": "{{.path}}"},
                     "destination": {"server": "{{.server}}", "name": "{{.name}}"},
                     "syncPolicy": APPLICATION_SYNC,
