@@ -769,15 +769,16 @@ _RULES: tuple[Rule, ...] = (
         None,
         "cluster-override-clash",
         Severity.ERROR,
-        "A cluster document overrides one thing twice: a pool or hosted team listed twice, or a pool added that the "
-        "shared policy has already.",
+        "A cluster document overrides one thing twice: a pool, hosted team or tenant override listed twice, or a "
+        "pool added that the shared policy has already.",
         family="reference",
     ),
     Rule(
         None,
         "cluster-unknown-name",
         Severity.ERROR,
-        "A cluster document replaces a pool the shared policy does not have, or hosts a team no document declares.",
+        "A cluster document replaces a pool the shared policy does not have, hosts a team no document declares, or "
+        "overrides a tenant it does not have.",
         family="reference",
     ),
     Rule(

@@ -77,6 +77,50 @@ def test_a_cluster_overrides_the_shared_policy_and_the_rest_falls_back(fleet: Pa
     assert gpu_quotas(west) == ["16", "8"]
 
 
+OVERRIDE = "  tenantOverrides:\n    - {name: team-a, quota: {requests: {gpu: 12}}}\n"
+# tenantOverrides[0] is on line 16 of EAST with it.
+
+
+def test_a_tenant_s_quota_of_its_own_in_one_cluster(fleet: Path) -> None:
+    write(fleet, {"clusters/east.yaml": EAST + OVERRIDE})
+    east, west = (compile_file(fleet, "pol", cluster=name) for name in ("east", "west"))
+    assert east.ok and west.ok, render_text(east.report)
+    assert gpu_quotas(east) == ["12"]  # as written: quotaScale (0.5) does not apply to an override
+    assert gpu_quotas(west) == ["16", "8"]  # the shared quotas
+    queue = next(t for t in east.cluster.tenants if t.name == "team-a").queue
+    assert str(queue.capability["nvidia.com/gpu"]) == "8"  # the queue is not overridden: still scaled (16 x 0.5)
+    # an error in the overriding value points into the cluster's file
+    write(fleet, {"clusters/east.yaml": EAST + OVERRIDE.replace("gpu: 12", "gpu: lots")})
+    (line,) = lines(fleet, "east")
+    assert line.startswith("pol/clusters/east.yaml:16:") and "error " in line
+
+
+def test_a_tenant_override_of_an_unknown_tenant_twice_or_of_another_setting(fleet: Path) -> None:
+    write(fleet, {"clusters/east.yaml": EAST + OVERRIDE.replace("name: team-a", "name: team-aa")})
+    assert lines(fleet, "east") == [
+        "pol/clusters/east.yaml:16:14: error reference/cluster-unknown-name: spec.tenantOverrides names tenant "
+        "'team-aa', which neither the platform nor a team it hosts declares; did you mean 'team-a'?"
+    ]
+    write(fleet, {"clusters/east.yaml": EAST + OVERRIDE})  # the hint followed
+    assert lines(fleet, "east") == []
+    # team b's tenant: declared, but not by a team east hosts
+    write(fleet, {"clusters/east.yaml": EAST + OVERRIDE.replace("name: team-a", "name: team-b")})
+    assert "names tenant 'team-b', which neither the platform nor a team it hosts declares" in lines(fleet, "east")[0]
+    write(fleet, {"clusters/east.yaml": EAST + OVERRIDE + "    - {name: team-a, queue: {capability: {gpu: 4}}}\n"})
+    assert lines(fleet, "east") == [
+        "pol/clusters/east.yaml:17:14: error reference/cluster-override-clash: tenant 'team-a' is overridden twice in "
+        "cluster 'east'; the first is in pol/clusters/east.yaml:16; remove one of the two (merge what differs into "
+        "the other)"
+    ]
+    write(fleet, {"clusters/east.yaml": EAST + OVERRIDE.replace("quota:", "priorityClasses: [low], quota:")})
+    (line,) = lines(fleet, "east")
+    assert line == (
+        "pol/clusters/east.yaml:16:5: error shape/cluster-document: spec.tenantOverrides is a list of tenants, each "
+        "with its name and what differs in this cluster: queue or quota; write tenantOverrides: [{name: <tenant>, "
+        "quota: {requests: {gpu: 8}}}]"
+    )
+
+
 def test_an_error_in_an_overriding_value_points_into_the_cluster_file(fleet: Path) -> None:
     write(fleet, {"clusters/east.yaml": fixed(EAST, "usage: inference", "usage: serving")})
     (line,) = lines(fleet, "east")

@@ -53,10 +53,12 @@ NOTES = {
     "shape/cluster-document": _FLEET + "A cluster's file holds a document of kind Cluster with the platform's "
     "apiVersion, metadata.name, spec.destination (server or name) and only the fields a cluster overrides.",
     "reference/cluster-name-clash": _FLEET + "Each cluster is named by one document: rename one, or merge the two.",
-    "reference/cluster-override-clash": _FLEET + "A cluster document lists each pool and each hosted team once, and "
-    "adds under addNodePools only pools the shared policy lacks (nodePools replaces one it has).",
-    "reference/cluster-unknown-name": _FLEET + "nodePools replaces a pool of the shared policy by its name, and "
-    "hostedTeams names team documents by their metadata.name: fix the name, or add a new pool under addNodePools.",
+    "reference/cluster-override-clash": _FLEET + "A cluster document lists each pool, each hosted team and each "
+    "tenant override once, and adds under addNodePools only pools the shared policy lacks (nodePools replaces one it "
+    "has).",
+    "reference/cluster-unknown-name": _FLEET + "nodePools replaces a pool of the shared policy by its name, "
+    "hostedTeams names team documents by their metadata.name, and tenantOverrides names a tenant of the platform or "
+    "of a team the cluster hosts: fix the name, or add a new pool under addNodePools.",
     "PC001": "policyc reports it for a path it cannot read as a file: missing, a directory, or not readable "
     "(`policyc validate no-such-file.yaml`). Name the policy's file, or make it readable.",
     "PC434": "`policyc build POLICY -o DIR` reports it when DIR holds an earlier build whose priority class of the "

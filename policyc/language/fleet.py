@@ -2,8 +2,9 @@
 
 A cluster document (kind Cluster, the platform's apiVersion) names a cluster and says what differs there: pools
 replaced (`nodePools`, by name) or added (`addNodePools`), `kubernetesVersion`, `provisioning`, `scheduler`, the
-teams it hosts (`hostedTeams`, by their documents' metadata.name; every team when left out) and `quotaScale`, a
-factor applied to the hosted tenants' quotas and queues. Everything else falls back to the shared policy (the
+teams it hosts (`hostedTeams`, by their documents' metadata.name; every team when left out), `quotaScale`, a
+factor applied to the hosted tenants' quotas and queues, and `tenantOverrides`, a tenant's queue or quota of its own
+there. Everything else falls back to the shared policy (the
 platform document and the teams' documents). One cluster's policy is the shared one with its document's overrides
 grafted in: each overriding value keeps its position in the cluster's file (`SourceMap.files`), so every diagnostic
 about it points there. `destination` is where Argo CD deploys the cluster's directory (the fleet's ApplicationSet).
@@ -40,7 +41,11 @@ class _Part(Protocol):
 CLUSTER_KIND = "Cluster"
 REPLACED = ("kubernetesVersion", "provisioning", "scheduler")
 """Fields of the shared spec a cluster document replaces as a whole."""
-CLUSTER_FIELDS = ("destination", *REPLACED, "nodePools", "addNodePools", "hostedTeams", "quotaScale")
+CLUSTER_FIELDS = (
+    "destination", *REPLACED, "nodePools", "addNodePools", "hostedTeams", "quotaScale", "tenantOverrides",
+)  # fmt: skip
+OVERRIDDEN = ("queue", "quota")
+"""The settings of a tenant a cluster document may replace (`tenantOverrides`), each as a whole."""
 _ENVELOPE = ("apiVersion", "kind", "metadata", "spec")
 _SCALED = {"quota": ("requests", "limits"), "queue": ("guarantee", "deserved", "capability")}
 """The parts of a tenant's settings `quotaScale` multiplies."""
@@ -159,18 +164,30 @@ def _fields(part: _Part, spec: dict) -> Iterator[Diagnostic]:
             part, "cluster-document", f"quotaScale is a factor above 0, not {scale!r}", ("spec", "quotaScale"),
             "write a number such as 0.5 (half of each hosted tenant's quota) or 2",
         )  # fmt: skip
-    for key in ("nodePools", "addNodePools", "hostedTeams"):
+    for key, (what, example) in _LISTS.items():
         items = spec.get(key)
-        if items is None:
-            continue
-        well_formed = isinstance(items, list) and all(
-            isinstance(i, str) if key == "hostedTeams" else isinstance(i, dict) and isinstance(i.get("name"), str)
-            for i in items
-        )
-        if not well_formed:
-            what = "team names" if key == "hostedTeams" else "pools, each with its name"
-            hint = f"write {key}: [...]"
+        if items is not None and not (isinstance(items, list) and all(_well_formed(key, i) for i in items)):
+            hint = f"write {key}: [{example}]"
             yield _error(part, "cluster-document", f"spec.{key} is a list of {what}", ("spec", key), hint)
+
+
+_LISTS = {
+    "nodePools": ("pools, each with its name", "{name: <pool>, ...}"),
+    "addNodePools": ("pools, each with its name", "{name: <pool>, ...}"),
+    "hostedTeams": ("team names", "<team>, ..."),
+    "tenantOverrides": (
+        f"tenants, each with its name and what differs in this cluster: {' or '.join(OVERRIDDEN)}",
+        "{name: <tenant>, quota: {requests: {gpu: 8}}}",
+    ),
+}
+"""The lists of a cluster document: what each holds, and an item."""
+
+
+def _well_formed(key: str, item: Any) -> bool:
+    if key == "hostedTeams":
+        return isinstance(item, str)
+    named = isinstance(item, dict) and isinstance(item.get("name"), str)
+    return named and (key != "tenantOverrides" or set(item) <= {"name", *OVERRIDDEN})
 
 
 def hosted(cluster: _Part, teams: list[_Part]) -> tuple[list[_Part], list[Diagnostic]]:
@@ -205,11 +222,12 @@ def _twice(cluster: _Part, what: str, name: str, first: Path, again: Path) -> Di
 def _unknown(cluster: _Part, what: str, name: str, path: Path, known: set[str], field_name: str) -> Diagnostic:
     hint = did_you_mean(name, known)
     added = "; to add a pool, list it under addNodePools" if field_name == "nodePools" else ""
+    has = "the shared policy does not have" if what != "tenant" else "neither the platform nor a team it hosts declares"
     return _error(
         cluster,
         "cluster-unknown-name",
-        f"spec.{field_name} names {what} '{name}', which the shared policy does not have",
-        (*path, "name") if field_name == "nodePools" else path,
+        f"spec.{field_name} names {what} '{name}', which {has}",
+        path if field_name == "hostedTeams" else (*path, "name"),
         (hint or f"name one of the shared policy's {what}s") + added,
     )
 
@@ -239,6 +257,31 @@ class Overlay:
         scale = cluster_spec.get("quotaScale")
         if isinstance(scale, int | float) and not isinstance(scale, bool) and scale > 0:
             spec["tenants"] = [_scaled(t, Fraction(scale)) for t in spec.get("tenants") or []]
+        self._tenants(spec, cluster_spec)
+
+    def _tenants(self, spec: dict, cluster_spec: dict) -> None:
+        """The tenants' queues and quotas the cluster overrides (after quotaScale: an override is taken as written)."""
+        items = cluster_spec.get("tenantOverrides")
+        if not isinstance(items, list) or not isinstance(spec.get("tenants"), list):
+            return
+        tenants = spec["tenants"] = list(spec["tenants"])
+        index = {t.get("name"): i for i, t in enumerate(tenants) if isinstance(t, dict)}
+        seen: dict[str, Path] = {}
+        for j, item in enumerate(items):
+            name, at = item.get("name") if isinstance(item, dict) else None, ("spec", "tenantOverrides", j)
+            if not isinstance(name, str):
+                continue
+            if name in seen:
+                self.diagnostics.append(_twice(self.cluster, "tenant", name, (*seen[name], "name"), (*at, "name")))
+            elif name not in index:
+                known = {n for n in index if isinstance(n, str)}
+                self.diagnostics.append(_unknown(self.cluster, "tenant", name, at, known, "tenantOverrides"))
+            else:
+                i = index[name]
+                tenants[i] = {**tenants[i], **{k: item[k] for k in OVERRIDDEN if k in item}}
+                for key in (k for k in OVERRIDDEN if k in item):
+                    self._graft(("spec", "tenants", i, key), (*at, key))
+            seen.setdefault(name, at)
 
     def _graft(self, target: Path, prefix: Path) -> None:
         self.doc.source_map.graft(target, self.cluster.file, self.cluster.doc.source_map, prefix)

@@ -1428,6 +1428,12 @@ class ClusterDestination(Model):
     name: str | None = Field(None, description="The cluster's name in Argo CD (instead of server).")
 
 
+class TenantOverride(Model):
+    name: Name = Field(description="The tenant: the platform's, or one of a team this cluster hosts.")
+    queue: Queue | None = Field(None, description="Its scheduler queue in this cluster, instead of the shared one.")
+    quota: Quota | None = Field(None, description="Its ResourceQuota in this cluster, instead of the shared one.")
+
+
 class ClusterSpec(Model):
     destination: ClusterDestination = Field(
         description="Where Argo CD deploys the cluster's directory (the fleet's ApplicationSet): server or name."
@@ -1453,6 +1459,11 @@ class ClusterSpec(Model):
         gt=0,
         description="A factor applied to each hosted tenant's quota (requests, limits) and queue (guarantee, deserved, "
         "capability); GPUs are rounded down.",
+    )
+    tenant_overrides: list[TenantOverride] = Field(
+        default_factory=list,
+        description="Tenants whose queue or quota differ in this cluster: each replaces the shared block as a whole, "
+        "taken as written (quotaScale does not apply to it).",
     )
 
 
