@@ -220,9 +220,8 @@ def _k8s_name(check: str) -> Callable[[click.Context, click.Parameter, str], str
               help="Write nothing; exit 1 and show a diff if the output directory differs from the build.")  # fmt: skip
 @_cluster_option
 @click.option("--repo-url", metavar="URL",
-              help="A fleet's build: the git repository the ApplicationSet points Argo CD at; by default the remote "
-              "origin of the git repository holding the output directory (whose path there the ApplicationSet "
-              "names).")  # fmt: skip
+              help="A fleet's build: the git repository the ApplicationSet points Argo CD at, which holds the output "
+              "directory (the ApplicationSet names its path from the repository's top).")  # fmt: skip
 @click.option("--revision", default="HEAD", show_default=True,
               help="A fleet's build: the ApplicationSet's git revision.")  # fmt: skip
 @click.option("--project", default="default", show_default=True, callback=_k8s_name("is_dns1123_subdomain"),
@@ -286,9 +285,10 @@ def _built(policy: str, output: str, count: int, checked: bool, fleet: tuple | N
 def _fleet_source(policy: str, clusters: list[str | None], fleet: bool, output: str, repo_url: str | None,
                   argocd: tuple[str, str, str]) -> tuple[str, str, str, str, str] | None:  # fmt: skip
     """What a fleet's ApplicationSet deploys (every cluster's directory of `output`): `output`'s path in its git
-    repository, the repository (`repo_url`, else the remote origin of the repository holding `output`), and as
-    `argocd` gives them the revision, the Argo CD project and Argo CD's namespace; None for a build of one cluster. A
-    usage error if it cannot be known."""
+    repository (as given outside one), the repository `repo_url`, and as `argocd` gives them the revision, the Argo CD
+    project and Argo CD's namespace; None for a build of one cluster. A usage error without `repo_url`: it is not
+    taken from the clone's remote, which differs between clones (a developer's SSH URL, CI's HTTPS one), and so would
+    the bytes built."""
     if not fleet:
         return None
     every = f"{policy} is a fleet of clusters {', '.join(map(str, clusters))}: build one with --cluster NAME"
@@ -297,12 +297,11 @@ def _fleet_source(policy: str, clusters: list[str | None], fleet: bool, output: 
     from policyc.output.repository import locate
 
     where = locate(output)
-    url = repo_url or (where.url if where else None)
-    if url is None:
-        place = "in a git repository without a remote 'origin'" if where else "in no git repository"
-        raise click.UsageError(f"{every}, or all of them into a directory; {output} is {place}, so give --repo-url URL "
-                               "(the repository the ApplicationSet points Argo CD at)")  # fmt: skip
-    return where.path if where else Path(os.path.relpath(output)).as_posix(), url, *argocd
+    if repo_url is None:
+        origin = f"; this clone's origin is {where.url}" if where and where.url else ""
+        raise click.UsageError(f"{every}, or all of them into a directory with --repo-url URL (the repository the "
+                               f"ApplicationSet points Argo CD at{origin})")  # fmt: skip
+    return where.path if where else Path(os.path.relpath(output)).as_posix(), repo_url, *argocd
 
 
 def _built_files(policy: str, output: str, compilations: list[Compilation], clusters: list[str | None],

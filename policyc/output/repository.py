@@ -1,7 +1,8 @@
-"""Where an output directory lies in its git repository: what a fleet's ApplicationSet points Argo CD at.
+"""Where an output directory lies in its git repository: the path a fleet's ApplicationSet names for it.
 
-Asked of git itself (`git rev-parse`, `git config`), read-only; without git, or outside a work tree, nothing is known
-and the caller says what to give instead.
+Asked of git itself (`git rev-parse`, `git config`), read-only; without git, or outside a work tree, nothing is known.
+The repository's remote is only a suggestion for the user: it differs between clones (a developer's SSH URL, CI's
+HTTPS one), and what is built must not.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 @dataclass(frozen=True)
 class Location:
     url: str | None
-    """The URL of the repository's remote `origin`, None without one."""
+    """The URL of this clone's remote `origin`, None without one."""
     path: str
     """The directory's path from the top of the work tree, with '/' between parts ('' for the top itself)."""
 
