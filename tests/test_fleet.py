@@ -243,7 +243,9 @@ def test_a_fleet_builds_every_cluster_and_an_application_set(fleet: Path, tmp_pa
 def git(cwd: Path, *args: str) -> None:
     import subprocess
 
-    subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True)
+    from tests.conftest import require_tool
+
+    subprocess.run([require_tool("git", "apt install git"), "-C", str(cwd), *args], check=True, capture_output=True)
 
 
 def test_the_application_set_names_each_directory_by_its_path_in_the_repository(fleet: Path, tmp_path: Path,
