@@ -312,3 +312,28 @@ def test_a_diagnostic_round_trips_through_a_record() -> None:
         _decoded({**_encoded(bare), "code": "PC000"})
     with pytest.raises(TypeError):
         _decoded({**_encoded(bare), "path": ["spec", 1.5]})
+
+
+def test_policyc_s_identity_covers_its_files_and_schemas(tmp_path: Path, monkeypatch) -> None:
+    """A change to any file of the package (source or data) or of its schemas, not only to its version, is another
+    policyc: no record it wrote is used."""
+    import shutil
+
+    import policyc.resources
+
+    package, schemas = tmp_path / "policyc", tmp_path / "schemas"
+    shutil.copytree(REPO / "policyc" / "output", package / "output", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "schemas", schemas)
+    monkeypatch.setattr(policyc.output.records, "__file__", str(package / "output" / "records.py"))
+    monkeypatch.setattr(policyc.resources, "schemas_dir", lambda: schemas)
+    compute = policyc.output.records.identity.__wrapped__
+    seen = {compute()}
+    assert compute() in seen  # the same files: the same identity
+    (package / "output" / "write.py").write_text((package / "output" / "write.py").read_text() + "# changed\n")
+    seen.add(compute())
+    (schemas / "policy.schema.json").write_text("{}")
+    seen.add(compute())
+    (package / "output" / "__pycache__").mkdir()
+    (package / "output" / "__pycache__" / "write.cpython-311.pyc").write_bytes(b"compiled")  # not a source
+    assert compute() in seen
+    assert len(seen) == 3
