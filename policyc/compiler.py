@@ -40,6 +40,8 @@ class Compilation:
     files: dict[str, OutputFile] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     """Seconds spent per stage, for the benchmark."""
+    reused: bool = False
+    """The output of a previous build, not compiled (`policyc.output.records`): its files and diagnostics only."""
 
     @property
     def ok(self) -> bool:

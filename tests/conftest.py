@@ -66,6 +66,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def build_records(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The session's directory of build records (`policyc.output.records`), for every build it runs, in this process
+    or a child: no test reads or writes the real home's cache."""
+    directory = tmp_path_factory.mktemp("policyc-cache")
+    os.environ["POLICYC_CACHE_DIR"] = str(directory)
+    return directory
+
+
 def inner_pytest_env(**extra: str) -> dict[str, str]:
     """The environment for a pytest run in a subprocess: this one's, less what pytest-xdist sets for its workers.
 

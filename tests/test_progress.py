@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 import policyc
+from policyc.commands import progress
 from policyc.compiler import STAGES
 from tests.conftest import POLICIES, REPO
 
@@ -151,7 +152,7 @@ def test_without_a_terminal_stderr_is_as_it_was(tmp_path) -> None:
     )
     assert policyc_on("pipe", "build", "--check", "policies/ai-prod.yaml", "-o", str(out)) == (
         0,
-        f"{out} is up to date with policies/ai-prod.yaml\n",
+        f"{out} is up to date with policies/ai-prod.yaml (unchanged since the last build: reused)\n",
     )
     assert policyc_on("pipe", "validate", CASE.name, cwd=CASE.parent) == (1, _recorded_output(CASE))
 
@@ -166,3 +167,17 @@ def _recorded_output(case: Path) -> str:
     recorded = case.read_text(encoding="utf-8").partition("\n# output\n")[2]
     diagnostics = [line.removeprefix("# ") for line in recorded.splitlines()]
     return "\n".join([*diagnostics, f"{case.name}: 1 error"]) + "\n"
+
+
+def test_a_reused_cluster_is_named_on_the_line(tmp_path) -> None:
+    """A rebuild of an unchanged fleet (policyc.output.records) compiles nothing: the line names each cluster as it is
+    checked and reused, with no stage."""
+    build = ("build", "policies/fleet", "-o", str(tmp_path / "out"), "--repo-url", "https://git.example.com/f.git")
+    assert policyc_on("pipe", *build)[0] == 0
+    code, stderr = policyc_on("terminal", *build)
+    assert code == 0, stderr
+    lines = {re.sub(r"\d+\.\d s", "0.0 s", line) for line in drawn(stderr)}
+    for number, cluster in enumerate(("cloud", "onprem"), 1):
+        line = f"policyc: 0.0 s, policy {number}/2: policies/fleet (cluster {cluster}): {progress.REUSE}"
+        assert line in lines, lines
+    assert stderr.endswith("every cluster unchanged since the last build: reused)\n"), stderr[-300:]

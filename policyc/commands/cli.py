@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from policyc.commands.progress import Progress
     from policyc.compiler import Compilation
     from policyc.diagnostics import Diagnostic, Report
+    from policyc.output.drift import Drift
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 DIAGNOSTIC_FORMATS = ("text", "json", "github", "sarif")
@@ -159,18 +160,59 @@ def _one_cluster(policy: str, cluster: str | None) -> str | None:
     return clusters[0]
 
 
-def _compile_clusters(policy: str, clusters: list[str | None], progress: Progress) -> list[Compilation]:
-    """POLICY compiled for each of `clusters`; a fleet's reports say their cluster, and a diagnostic every cluster
-    shares is shown once (in the first)."""
+def _compile_clusters(
+    policy: str, clusters: list[str | None], progress: Progress, cache: _Cache | None = None
+) -> list[Compilation]:
+    """POLICY compiled for each of `clusters`, or its previous output reused (`cache`); a fleet's reports say their
+    cluster, and a diagnostic every cluster shares is shown once (in the first)."""
     compilations = []
     for name in clusters:
-        progress.begin(policy if name is None else f"{policy} (cluster {name})")
-        compilations.append(
-            compile_policy(Path(policy), name=policy, on_stage=progress.lap, cluster=name, prove_apart=_own_process)
+        label = policy if name is None else f"{policy} (cluster {name})"
+        reused = cache.reused(name) if cache is not None else None
+        if reused is not None:
+            progress.reuse(label)
+            compilations.append(reused)
+            continue
+        progress.begin(label)
+        compilation = compile_policy(
+            Path(policy), name=policy, on_stage=progress.lap, cluster=name, prove_apart=_own_process
         )
+        if cache is not None:
+            cache.keep(name, compilation)
+        compilations.append(compilation)
     if len(clusters) > 1 or clusters[0] is not None:
         _name_clusters(compilations, clusters)  # type: ignore[arg-type]
     return compilations
+
+
+class _Cache:
+    """A build's records (`policyc.output.records`): each cluster's previous output in `output` (a fleet's: in
+    `output/<cluster>`) reused when nothing its compilation reads has changed, and each compiled one recorded."""
+
+    def __init__(self, policy: str, output: str, fleet: bool):
+        from policyc.output.records import Records
+
+        self.records, self.output, self.fleet = Records(policy, policy), output, fleet
+
+    def reused(self, cluster: str | None) -> Compilation | None:
+        from policyc.compiler import Compilation
+        from policyc.diagnostics import Report
+
+        found = self.records.reused(cluster, _cluster_output(self.output, cluster, self.fleet))
+        if found is None:
+            return None
+        return Compilation(Report(self.records.name, diagnostics=found.diagnostics), files=found.files, reused=True)
+
+    def keep(self, cluster: str | None, compilation: Compilation) -> None:
+        """Record a compilation without errors, before anything is added to its report (the drift's warnings)."""
+        if compilation.ok:
+            output = _cluster_output(self.output, cluster, self.fleet)
+            self.records.keep(cluster, output, compilation.files, list(compilation.report.diagnostics))
+
+
+def _cluster_output(output: str, cluster: str | None, fleet: bool) -> str:
+    """The directory a cluster's files are written to: a fleet's `output/<cluster>`, else `output`."""
+    return os.path.join(output, cluster) if fleet else output  # type: ignore[arg-type]
 
 
 def _name_clusters(compilations: list[Compilation], clusters: list[str]) -> None:
@@ -228,10 +270,14 @@ def _k8s_name(check: str) -> Callable[[click.Context, click.Parameter, str], str
               help="A fleet's build: the Argo CD project (AppProject) of the clusters' Applications.")  # fmt: skip
 @click.option("--argocd-namespace", default="argocd", show_default=True, callback=_k8s_name("is_dns1123_label"),
               help="A fleet's build: the namespace of Argo CD, where the ApplicationSet goes.")  # fmt: skip
+@click.option("--no-cache", is_flag=True,
+              help="Compile every cluster, and neither read nor write build records. Without it, a cluster whose "
+              "inputs (the files its policy takes in, policyc itself) are unchanged since the build that wrote its "
+              "output, and whose output is unchanged on disk, is reused, not compiled (docs/teams.md).")  # fmt: skip
 @_format_option
 @_quiet_option
 def build(policy: str, output: str, check: bool, cluster: str | None, repo_url: str | None, revision: str,
-          project: str, argocd_namespace: str, fmt: str, quiet: bool) -> None:  # fmt: skip
+          project: str, argocd_namespace: str, no_cache: bool, fmt: str, quiet: bool) -> None:  # fmt: skip
     """Compile POLICY and write the generated tree to the output directory (or print it as a stream, with -o -)."""
     from policyc.commands.progress import shown
     from policyc.output.drift import compare
@@ -245,8 +291,9 @@ def build(policy: str, output: str, check: bool, cluster: str | None, repo_url: 
     argocd = (revision, project, argocd_namespace)
     fleet = _fleet_source(policy, clusters, cluster is None and clusters != [None], output, repo_url, argocd)
     drift = refused = None
+    cache = None if to_stdout or no_cache else _Cache(policy, output, fleet is not None)
     with shown(("compare" if check else "write",), len(clusters), quiet=quiet) as progress:
-        compilations = _compile_clusters(policy, clusters, progress)
+        compilations = _compile_clusters(policy, clusters, progress, cache)
         ok = all(c.ok for c in compilations)
         files = _built_files(policy, output, compilations, clusters, fleet)
         if ok and check:
@@ -263,6 +310,13 @@ def build(policy: str, output: str, check: bool, cluster: str | None, repo_url: 
         compiled = compilations[0].cluster
         click.echo(render_stream(compilations[0].artifacts, compiled.name, compiled.source), nl=False)  # type: ignore[union-attr]
         return
+    built = dict(zip(clusters, compilations, strict=True))
+    line = None if quiet else _final_line(policy, output, len(files), check, built, fleet)
+    _written(policy, output, refused, drift, line)
+
+
+def _written(policy: str, output: str, refused: Exception | None, drift: Drift | None, line: str | None) -> None:
+    """The end of a build into a directory: the writer's refusal, the drift found (--check), or `line` (None: quiet)."""
     if refused is not None:
         click.echo(f"policyc: {refused}", err=True)
         sys.exit(EXIT_USAGE)
@@ -270,16 +324,35 @@ def build(policy: str, output: str, check: bool, cluster: str | None, repo_url: 
         click.echo(drift.render(output), nl=False)
         click.echo(f"{output} differs from what {policy} builds: run `policyc build {policy} -o {output}`", err=True)
         sys.exit(EXIT_FAILED)
-    if not quiet:
-        click.echo(_built(policy, output, len(files), drift is not None, fleet), err=True)
+    if line is not None:
+        click.echo(line, err=True)
 
 
-def _built(policy: str, output: str, count: int, checked: bool, fleet: tuple | None) -> str:
-    """The last line of a build that wrote `count` files, or `checked` them (--check) and found them up to date."""
-    if checked:
-        return f"{output} is up to date with {policy}"
-    deploys = f" (the ApplicationSet deploys {fleet[0] or '.'}/<cluster> of {fleet[1]})" if fleet else ""
-    return f"{policy}: wrote {count} files to {output}{deploys}"
+def _final_line(policy: str, output: str, files: int, checked: bool, built: dict[str | None, Compilation],
+                fleet: tuple | None) -> str:  # fmt: skip
+    """What a build says once done: what it wrote (and where a fleet's ApplicationSet points Argo CD, `fleet`), or
+    that the directory is up to date; and what it reused."""
+    done = f"{output} is up to date with {policy}" if checked else f"{policy}: wrote {files} files to {output}"
+    deploys = f"the ApplicationSet deploys {fleet[0] or '.'}/<cluster> of {fleet[1]}" if fleet and not checked else ""
+    notes = [note for note in (deploys, _reused(built)) if note]
+    return f"{done} ({'; '.join(notes)})" if notes else done
+
+
+def _reused(built: dict[str | None, Compilation]) -> str:
+    """What the final line says of the clusters (by name; None: a policy's only one) whose previous output was
+    reused: '' if none."""
+    from policyc.diagnostics import listing
+
+    names = [str(name) for name, c in built.items() if c.reused]
+    if not names:
+        return ""
+    if list(built) == [None]:
+        what = ""
+    elif len(names) == len(built) > 1:
+        what = "every cluster "
+    else:
+        what = f"cluster{'s' if len(names) > 1 else ''} {listing(names)} "
+    return f"{what}unchanged since the last build: reused"
 
 
 def _fleet_source(policy: str, clusters: list[str | None], fleet: bool, output: str, repo_url: str | None,
@@ -316,7 +389,8 @@ def _built_files(policy: str, output: str, compilations: list[Compilation], clus
         return {}
     if output != STDOUT:
         for c, name in zip(compilations, clusters, strict=True):
-            c.report.extend(immutable_changes(c.cluster, os.path.join(output, name) if fleet else output))  # type: ignore[arg-type]
+            if not c.reused:  # reused, the output is the earlier one: nothing changes
+                c.report.extend(immutable_changes(c.cluster, _cluster_output(output, name, fleet is not None)))  # type: ignore[arg-type]
     if fleet is None:
         return compilations[0].files
     return fleet_files(policy, dict(zip(clusters, compilations, strict=True)), *fleet)  # type: ignore[arg-type]

@@ -33,6 +33,9 @@ DELAY = 1.0
 REFRESH = 0.25
 """Seconds between two draws of the line while a stage runs."""
 
+REUSE = "unchanged since the last build: reusing its output"
+"""What the line says in place of a stage while a policy's previous output is checked (`Progress.reuse`)."""
+
 _ERASE = "\r\x1b[K"
 """Back to the start of the line, and clear it (ECMA-48's carriage return and Erase in Line)."""
 
@@ -65,6 +68,13 @@ class Progress:
         if self.live:
             with self._lock:
                 self.policy, self.number, self.stage, self.compilation = policy, self.number + 1, self.stages[0], None
+                self._draw_when_due()
+
+    def reuse(self, policy: str) -> None:
+        """The next policy is not compiled: its previous output is checked and reused (`policyc.output.records`)."""
+        if self.live:
+            with self._lock:
+                self.policy, self.number, self.stage, self.compilation = policy, self.number + 1, REUSE, None
                 self._draw_when_due()
 
     def lap(self, stage: str, compilation: Compilation) -> None:
@@ -101,7 +111,8 @@ class Progress:
         where = [f"{time.perf_counter() - self.started:.1f} s"]
         if self.policies > 1:
             where.append(f"policy {self.number}/{self.policies}")
-        where.append(f"stage {self.stages.index(self.stage) + 1}/{len(self.stages)}")
+        if self.stage != REUSE:
+            where.append(f"stage {self.stages.index(self.stage) + 1}/{len(self.stages)}")
         counted = _counts(self.stage, self.compilation)
         line = f"policyc: {', '.join(where)}: {self.policy}: {self.stage}{' ' + counted if counted else ''}"
         click.echo(_ERASE + line[: _width() - 1], err=True, nl=False)

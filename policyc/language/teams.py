@@ -128,6 +128,32 @@ def fleet_of(directory: str | os.PathLike[str]) -> tuple[str, dict[str, dict]]:
     return platform, destinations
 
 
+def compiled_from(directory: str | os.PathLike[str]) -> dict[str | None, list[str]]:
+    """The files (relative to `directory`, sorted) whose documents each cluster's policy takes in: the platform's, the
+    cluster's own document's and every hosted team's (None stands for the policy of a directory without cluster
+    documents). Only clusters for which reading the directory gives no diagnostic at all are in it (every file read,
+    one platform document, the cluster documents' checks, the hosted teams known): what the rest read is for their
+    compilation to show (`policyc.output.records` reuses a previous build only of the clusters in it)."""
+    from policyc.language import fleet
+
+    parts, diagnostics, unread = _read_all(directory, policy_files(directory), "")
+    platforms = [p for p in parts if _is_platform(p)]
+    if diagnostics or unread or len(platforms) != 1:
+        return {}
+    clusters = [p for p in parts if fleet.is_cluster(p)]
+    teams = [p for p in parts if p not in platforms and p not in clusters]
+    if not clusters:
+        return {None: sorted({platforms[0].file, *(t.file for t in teams)})}
+    if fleet.check_documents(clusters, platforms[0]):
+        return {}
+    out: dict[str | None, list[str]] = {}
+    for cluster in clusters:
+        hosted, unknown = fleet.hosted(cluster, teams)
+        if not unknown:
+            out[fleet.name_of(cluster)] = sorted({platforms[0].file, cluster.file, *(t.file for t in hosted)})
+    return out
+
+
 def load_team(team: str, directory: str | os.PathLike[str], name: str, cluster: str | None = None) -> Document:
     """The policy of the team file `team` and the platform document of `directory` (named `name`), without the other
     teams' files: a team's CI checks its file alone. What the other files say is not read, nor their errors shown.
