@@ -15,7 +15,7 @@ import functools
 import math
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from policyc.diagnostics import Diagnostic, Path, PolicyError, diag
@@ -126,18 +126,19 @@ def load_file(path: str | os.PathLike[str], display_name: str | None = None) -> 
 
 def load_documents(path: str | os.PathLike[str], display_name: str) -> list[Document]:
     """Read and load every YAML document of the file at `path` (a policy directory's files may hold several); raises
-    `PolicyError` when nothing usable can be loaded. The documents are the same objects for the same bytes and name
-    (a fleet's build reads its directory once per cluster): callers do not change them."""
-    return _documents(_read(path), display_name)
+    `PolicyError` when nothing usable can be loaded. The documents share their data and source map with every other
+    load of the same bytes (a fleet's build reads its directory once per cluster, and to list its clusters, under
+    other names): callers do not change them."""
+    return [replace(doc, file=display_name) for doc in _documents(_read(path))]
 
 
 @functools.lru_cache(maxsize=8192)  # a fleet of 2,000 team files and its clusters fits
-def _documents(raw: bytes, display_name: str) -> list[Document]:
+def _documents(raw: bytes) -> list[Document]:
     text = _decode(raw)
     nodes = [n for n in _Builder.compose(text) if n.tag != _NULL]
     if not nodes:
         raise _fatal("empty-document", "the file holds no document", hint="remove the file, or write a policy in it")
-    return [_Builder(display_name).document(node) for node in nodes]
+    return [_Builder("").document(node) for node in nodes]
 
 
 def _read(path: str | os.PathLike[str]) -> bytes:
