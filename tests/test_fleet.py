@@ -423,6 +423,25 @@ def test_a_file_is_loaded_once_for_every_cluster_and_again_once_changed(fleet: P
     assert again[0].data is not first[0].data and again[0].data["spec"]["workloads"][0]["gpus"] == 4
 
 
+def test_a_fleet_s_build_lists_and_reads_its_directory_once(fleet: Path, tmp_path: Path, monkeypatch) -> None:
+    """It listed and read the directory eight times: to list the clusters, to find what each reads (build records),
+    to compile each cluster, and for the ApplicationSet. Now once a name: the clusters' list and the records read it
+    unnamed, the compilations as the policy. A library caller's compile reads afresh (a file may have changed)."""
+    from policyc.language import teams
+
+    listed, read = [], []
+    policy_files, read_files = teams._policy_files, teams._read_files
+    monkeypatch.setattr(teams, "_policy_files", lambda d: listed.append(d) or policy_files(d))
+    monkeypatch.setattr(teams, "_read_files", lambda d, f, n: read.append(n) or read_files(d, f, n))
+    monkeypatch.chdir(tmp_path)
+    assert cli("build", "pol", "-o", "out", "--repo-url", "https://git.example.com/fleet.git", "--no-cache")[0] == 0
+    assert len(listed) == 1 and sorted(read) == ["", "pol"]
+    listed.clear()
+    compile_file(fleet, "pol", cluster="east")
+    compile_file(fleet, "pol", cluster="east")
+    assert len(listed) == 2
+
+
 def test_the_benchmark_fleet_builds_every_cluster_without_a_diagnostic(tmp_path: Path) -> None:
     import sys
 

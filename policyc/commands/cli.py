@@ -252,6 +252,15 @@ def _k8s_name(check: str) -> Callable[[click.Context, click.Parameter, str], str
     return checked
 
 
+def _read_once(policies: list[str]) -> None:
+    """Each policy directory among `policies` listed and read once for the rest of the command
+    (`policyc.language.teams.read_once`); a policy file's command does not import what a directory needs."""
+    if any(os.path.isdir(p) for p in policies):
+        from policyc.language.teams import read_once
+
+        click.get_current_context().with_resource(read_once())
+
+
 @main.command()
 @click.argument("policy", type=_POLICY_PATH)
 @click.option("-o", "--output", "output", required=True, type=click.Path(file_okay=False),
@@ -282,6 +291,8 @@ def build(policy: str, output: str, check: bool, cluster: str | None, repo_url: 
     from policyc.commands.progress import shown
     from policyc.output.drift import compare
     from policyc.output.write import OutputError, render_stream, write_tree
+
+    _read_once([policy])
 
     to_stdout = output == STDOUT
     if to_stdout and (check or fmt != "text"):
@@ -512,6 +523,7 @@ def validate(policies: tuple[str, ...], only_policies: bool, platform: str | Non
     from policyc.commands.progress import shown
 
     chosen = _policies_of(list(policies)) if only_policies else list(policies)
+    _read_once(chosen)
     compilations = []
     with shown(policies=len(chosen), quiet=quiet) as progress:
         for policy in chosen:

@@ -14,8 +14,9 @@ platform's rule by file and line; such an item is left out of the merged policy,
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path as FilePath
 from typing import Any
@@ -29,9 +30,38 @@ TEAM_FIELDS = ("tenants", "workloads")
 """What a team document's spec may hold."""
 
 
+_read_once: dict[tuple, Any] | None = None
+"""While `read_once` holds: what listing and reading each directory gave, by the arguments."""
+
+
+@contextlib.contextmanager
+def read_once() -> Iterator[None]:
+    """Within it, each policy directory is listed and read once, whatever asks: a command (`policyc build` of a fleet
+    lists the clusters, finds what each reads, compiles each, and writes the ApplicationSet: eight passes over the
+    directory), whose files do not change while it runs. Outside it, each call reads the files afresh."""
+    global _read_once
+    outer, _read_once = _read_once, {}
+    try:
+        yield
+    finally:
+        _read_once = outer
+
+
+def _once(key: tuple, compute: Callable[[], Any]) -> Any:
+    if _read_once is None:
+        return compute()
+    if key not in _read_once:
+        _read_once[key] = compute()
+    return _read_once[key]
+
+
 def policy_files(directory: str | os.PathLike[str]) -> list[str]:
     """The YAML files under `directory`, as paths relative to it with '/' between parts, sorted; hidden ones and those
     policyc wrote (an output directory kept inside the policy's: `policyc build DIR -o DIR/manifests`) left out."""
+    return list(_once(("files", os.path.abspath(directory)), lambda: _policy_files(directory)))
+
+
+def _policy_files(directory: str | os.PathLike[str]) -> list[str]:
     root = FilePath(directory)
     found = []
     for path in root.rglob("*"):
@@ -238,6 +268,14 @@ def _read_all(
 ) -> tuple[list[_Part], list[Diagnostic], bool]:
     """Every document of the `files` of `directory` (named `name`), the diagnostics of reading them (each in its
     file), and whether a file could not be read at all (the others are still read: all their errors in one run)."""
+    key = ("read", os.path.abspath(directory), tuple(files), name)
+    parts, diagnostics, unread = _once(key, lambda: _read_files(directory, files, name))
+    return list(parts), list(diagnostics), unread
+
+
+def _read_files(
+    directory: str | os.PathLike[str], files: list[str], name: str
+) -> tuple[list[_Part], list[Diagnostic], bool]:
     parts: list[_Part] = []
     diagnostics: list[Diagnostic] = []
     unread = False
