@@ -5,7 +5,8 @@ A record per cluster output directory (`OUT`, or a fleet's `OUT/<cluster>`) live
 output: `$POLICYC_CACHE_DIR`, else `$XDG_CACHE_HOME/policyc`, else `~/.cache/policyc`. It holds the key of the
 compilation that wrote it, each output file's path, size, sha256 and executable bit, and the compilation's diagnostics
 (warnings and notes are shown again as the compile showed them). The key covers everything a cluster's compilation
-depends on: policyc's identity (its version, a digest of its own files, the Python and dependency versions), the
+depends on: policyc's identity (its version, a digest of its own files, the Python version and the distributions
+installed), the
 cluster's name, how the policy is named in diagnostics and headers, and the relative path and bytes of every file its
 policy takes in (`policyc.language.teams.compiled_from`; a policy file: that file).
 
@@ -33,10 +34,16 @@ from policyc.codes import Severity
 from policyc.diagnostics import Diagnostic, ObjectRef
 from policyc.output.write import OutputFile
 
-DEPENDENCIES = ("click", "pydantic", "pydantic-core", "ruamel.yaml", "ruamel.yaml.clib", "jsonschema-rs",
-                "kubernetes-validate", "jsonpatch", "msgspec")  # fmt: skip
-"""The distributions a build runs (pyproject's dependencies, and pydantic's core): their versions are part of
-policyc's identity (a test keeps this list in step with pyproject.toml)."""
+
+def installed() -> list[str]:
+    """Every distribution installed where this Python imports from, by its metadata directory's name (name and
+    version, e.g. pydantic-2.9.2.dist-info): a build's dependencies and theirs among them, read in a fraction of a
+    millisecond (importlib.metadata takes some for each). More than a build needs: an unrelated install is a miss."""
+    names = []
+    for entry in sys.path:
+        with contextlib.suppress(OSError):
+            names += sorted(n for n in os.listdir(entry or ".") if n.endswith((".dist-info", ".egg-info")))
+    return names
 
 
 def cache_directory() -> Path:
@@ -50,20 +57,13 @@ def cache_directory() -> Path:
 
 @functools.cache
 def identity() -> str:
-    """policyc's identity, once per process: its version, the Python and dependency versions, and a digest of every
-    file of the package and of its schemas (about 240 files: a few milliseconds)."""
-    from importlib import metadata
-
+    """policyc's identity, once per process: its version, the Python version, the distributions installed
+    (`installed`), and a digest of every file of the package and of its schemas (about 240 files: a few
+    milliseconds)."""
     from policyc.resources import schemas_dir
 
     digest = hashlib.sha256()
-    versions = []
-    for name in DEPENDENCIES:
-        try:
-            versions.append(metadata.version(name))
-        except metadata.PackageNotFoundError:
-            versions.append(None)
-    digest.update(json.dumps([__version__, sys.version, sys.implementation.cache_tag, versions]).encode())
+    digest.update(json.dumps([__version__, sys.version, sys.implementation.cache_tag, installed()]).encode())
     package = Path(__file__).resolve().parents[1]
     for root in dict.fromkeys([package, schemas_dir().resolve()]):  # the schemas are in the package when installed
         for directory, subdirectories, files in os.walk(root):
