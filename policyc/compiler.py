@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING
 from policyc.artifacts import Artifact
 from policyc.codes import Severity
 from policyc.diagnostics import Diagnostic, PolicyError, Report, diag
-from policyc.ir import Cluster
-from policyc.output.write import OutputFile
 
 if TYPE_CHECKING:
+    from policyc.apart import Apart
     from policyc.backends.interface import Provisioner, SchedulerBackend
+    from policyc.ir import Cluster
     from policyc.language.load import Document
     from policyc.language.parse import Parsed
+    from policyc.output.write import OutputFile
 
 
 @dataclass(eq=False)
@@ -81,7 +82,8 @@ def compile_file(
 ) -> Compilation:
     """Compile the policy at `path`, a file or a policy directory (`policyc.language.teams`); `display_name` is how
     diagnostics name it; `cluster`, a cluster document of the directory whose overrides apply
-    (`policyc.language.fleet`). `prove_apart`: see `_Apart`."""
+    (`policyc.language.fleet`). `prove_apart`: the proofs may run in a child process (`_prove_and_render`), and so
+    may the load of a large policy file (`_load_apart`)."""
     name = display_name or os.fspath(path)
     if os.path.isdir(path):
         from policyc.language.teams import load_directory
@@ -89,7 +91,30 @@ def compile_file(
         return _paused_gc(lambda: _compile(lambda: load_directory(path, name, cluster), name, on_stage, prove_apart))
     from policyc.language.load import load_file
 
-    return _paused_gc(lambda: _compile(lambda: load_file(path, name), name, on_stage, prove_apart))
+    loading = _load_apart(path, name) if prove_apart else None
+    load = loading.result if loading is not None else lambda: load_file(path, name)
+    return _paused_gc(lambda: _compile(load, name, on_stage, prove_apart))
+
+
+LOAD_APART_FROM_BYTES = 16 * 1024
+"""Smaller policy files are loaded in order: a few milliseconds of loading are not worth a fork and the pickling of
+what it loads (the benchmark's 5,000-node policy, 215 KB, loads in about 70 ms and comes back through the pipe in
+about 6)."""
+
+
+def _load_apart(path: str | os.PathLike[str], name: str) -> Apart[Document] | None:
+    """The policy file at `path` loaded in a child process (`policyc.apart`) while this one imports the pipeline
+    (`_compile`'s imports: the language's models, the checks, the emitters), if it has `LOAD_APART_FROM_BYTES` or
+    more; None where it is loaded in order. Nothing the pipeline imports is imported before it: the fork is small."""
+    from policyc.apart import Apart
+    from policyc.language.load import load_file
+
+    try:
+        if os.stat(path).st_size < LOAD_APART_FROM_BYTES:
+            return None
+    except OSError:  # the load in order reports it
+        return None
+    return Apart.start(lambda: load_file(path, name), "the policy's loading process")
 
 
 def compile_team(team: str, platform: str, on_stage: StageHook | None = None) -> Compilation:
@@ -112,6 +137,7 @@ def fleet_files(
     deploying each directory `<root>/<cluster>` of the git repository `repo_url` at `revision`."""
     from policyc.language.teams import fleet_of
     from policyc.output.argocd import APPLICATION_SET_FILE, application_set
+    from policyc.output.write import OutputFile
 
     files = {f"{name}/{path}": f for name, c in compilations.items() for path, f in c.files.items()}
     platform, destinations = fleet_of(directory)
@@ -123,7 +149,7 @@ def compile_text(
     text: str, name: str = TEXT_NAME, on_stage: StageHook | None = None, *, prove_apart: bool = False
 ) -> Compilation:
     """Compile policy text; `name` is how diagnostics (and generated file headers) name it. `prove_apart`: see
-    `_Apart`."""
+    `_prove_and_render`."""
     from policyc.language.load import load_bytes
 
     return _paused_gc(lambda: _compile(lambda: load_bytes(text.encode("utf-8"), name), name, on_stage, prove_apart))
@@ -190,8 +216,9 @@ def _prove_and_render(
     result: Compilation, cluster: Cluster, backend: SchedulerBackend, clock: _Clock, prove_apart: bool
 ) -> None:
     """Verify and prove the emitted objects, and render the files (`result.files`) if they hold. `prove_apart`: the
-    proofs may run in a child process while this one verifies and renders (`_Apart`), if there are
+    proofs may run in a child process while this one verifies and renders (`policyc.apart`), if there are
     `APART_FROM_OBJECTS` objects or more."""
+    from policyc.apart import Apart
     from policyc.output.write import render
     from policyc.proof import prove
     from policyc.proof.schemas import verify
@@ -208,7 +235,7 @@ def _prove_and_render(
         return proven
 
     objects = sum(len(a.manifests) for a in result.artifacts)
-    apart = _Apart.start(proofs) if prove_apart and objects >= APART_FROM_OBJECTS else None
+    apart = Apart.start(proofs, "the proofs' process") if prove_apart and objects >= APART_FROM_OBJECTS else None
     try:
         report.extend(verify(result.artifacts, cluster.kubernetes_version))
         clock.lap("verify")
@@ -265,85 +292,3 @@ APART_FROM_OBJECTS = 1_000
 """Fewer emitted objects are proven in order, in this process: the fork and the pages it copies cost about 10 ms of
 CPU, more than proving a few hundred objects takes (the shipped example's 22 objects validate 11 ms slower apart;
 the benchmark's 5,805 prove in about 100 ms)."""
-
-
-class _Apart:
-    """The proofs run in a child process (`os.fork`) while this one verifies the objects and renders the files: a
-    build then takes about the time of its longer half on two cores, not of both. Only a process that is policyc's
-    own asks for it (`prove_apart`, the command line's entry point): a fork copies whatever a host process holds. It
-    is not taken where a process cannot fork, or runs other threads (a progress display), which a fork would leave
-    behind half-way; the proofs then run here, in order.
-
-    The child sends back the proofs' diagnostics, or the exception they raised, pickled through a pipe, and ends
-    without the interpreter's shutdown; its memory is this process's, shared until either writes to it."""
-
-    def __init__(self, pid: int, reader: int):
-        self.pid, self.reader = pid, reader
-
-    @classmethod
-    def start(cls, work: Callable[[], list[Diagnostic]]) -> _Apart | None:
-        """`work` started in a child process, or None where it cannot be (it is then for the caller to run)."""
-        import threading
-
-        if not hasattr(os, "fork") or threading.active_count() > 1:
-            return None
-        reader, writer = os.pipe()
-        pid = os.fork()
-        if pid:
-            os.close(writer)
-            return cls(pid, reader)
-        code = 1
-        try:
-            os.close(reader)
-            payload = _outcome(work)
-            with open(writer, "wb") as out:
-                out.write(payload)
-            code = 0
-        finally:
-            os._exit(code)
-
-    def result(self) -> list[Diagnostic]:
-        """The work's diagnostics, once the child has ended; the exception it raised is raised here."""
-        import pickle
-
-        try:
-            with open(self.reader, "rb") as child:
-                payload = child.read()
-        finally:
-            _, status = os.waitpid(self.pid, 0)
-        if not payload:
-            code = os.waitstatus_to_exitcode(status)
-            ended = f"signal {-code}" if code < 0 else f"exit code {code}"
-            raise RuntimeError(f"the proofs' process ended without a result ({ended})")
-        done, value = pickle.loads(payload)
-        if done:
-            return value
-        raise value
-
-    def cancel(self) -> None:
-        """Stop the child (this process failed before it needed the result)."""
-        import signal
-
-        os.close(self.reader)
-        os.kill(self.pid, signal.SIGKILL)
-        os.waitpid(self.pid, 0)
-
-
-def _outcome(work: Callable[[], list[Diagnostic]]) -> bytes:
-    """(True, what `work` returns) or (False, the exception it raised, with its traceback as a note), pickled; an
-    exception that cannot be pickled and read back goes as a RuntimeError of the same text."""
-    import pickle
-    import traceback
-
-    try:
-        return pickle.dumps((True, work()))
-    except BaseException as e:
-        e.add_note(f"in the proofs' process:\n{traceback.format_exc()}")
-        try:
-            payload = pickle.dumps((False, e))
-            pickle.loads(payload)  # an exception whose class takes other arguments than it keeps fails here
-            return payload
-        except Exception:
-            failure = RuntimeError(f"{type(e).__name__}: {e}")
-            failure.add_note(e.__notes__[-1])
-            return pickle.dumps((False, failure))

@@ -213,7 +213,6 @@ def build(policy: str, output: str, check: bool, cluster: str | None, repo_url: 
           quiet: bool) -> None:  # fmt: skip
     """Compile POLICY and write the generated tree to the output directory (or print it as a stream, with -o -)."""
     from policyc.commands.progress import shown
-    from policyc.output.drift import compare
     from policyc.output.write import OutputError, render_stream, write_tree
 
     to_stdout = output == STDOUT
@@ -228,6 +227,8 @@ def build(policy: str, output: str, check: bool, cluster: str | None, repo_url: 
         ok = all(c.ok for c in compilations)
         files = _built_files(policy, output, compilations, clusters, (repo_url, revision) if fleet else None)
         if ok and check:
+            from policyc.output.drift import compare
+
             drift = compare(files, output)
         elif ok and not to_stdout:
             try:
