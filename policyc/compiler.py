@@ -93,7 +93,7 @@ def compile_file(
     from policyc.language.load import load_file
 
     loading = _load_apart(path, name) if prove_apart else None
-    load = (lambda: _loaded(loading)) if loading is not None else lambda: load_file(path, name)
+    load = loading.result if loading is not None else lambda: load_file(path, name)
     return _paused_gc(lambda: _compile(load, name, on_stage, prove_apart))
 
 
@@ -116,14 +116,6 @@ def _load_apart(path: str | os.PathLike[str], name: str) -> Apart[Document] | No
     except OSError:  # the load in order reports it
         return None
     return Apart.start(lambda: load_file(path, name), "the policy's loading process")
-
-
-def _loaded(loading: Apart[Document]) -> Document:
-    """The document loaded apart; meanwhile, the language's validator is built, which the parse would build next."""
-    from policyc.language.parse import prepare
-
-    prepare()
-    return loading.result()
 
 
 def compile_team(team: str, platform: str, on_stage: StageHook | None = None) -> Compilation:

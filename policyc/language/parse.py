@@ -57,12 +57,6 @@ class Parsed:
         self.dropped.setdefault(list_name, set()).add(name)
 
 
-def prepare() -> None:
-    """Build the policy's validator now rather than on the first validation (pydantic builds it then: about 25 ms), for
-    a caller that would otherwise wait (a build whose policy loads in another process)."""
-    policy_model().model_rebuild()
-
-
 def parse(data: Any, source_map: SourceMap | None = None) -> Parsed:
     """Validate `data` against the policy model, dropping invalid named-list items to go on."""
     try:
