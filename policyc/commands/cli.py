@@ -33,7 +33,8 @@ STDOUT = "-"
 """The output 'directory' that stands for standard output (`build -o -`)."""
 _own_process = False
 """Whether the commands run in a process of policyc's own (`run`): build and validate then prove in a child process
-while they verify and render (`policyc.compile`'s `prove_apart`); not when called from another program (a test)."""
+while they verify and render, and load a large policy file and check a large cluster in others while they import the
+pipeline and emit (`policyc.compile`'s `prove_apart`); not when called from another program (a test)."""
 
 _format_option = click.option(
     "--format",
@@ -790,7 +791,8 @@ def run() -> NoReturn:
     of the build again and again. Pydantic plugins installed beside policyc are not loaded: they could change how a
     policy is validated, and looking for them reads the metadata of every installed package (set
     PYDANTIC_DISABLE_PLUGINS to choose otherwise). And build and validate prove a policy in a child process while
-    they verify it and render its files (`policyc.compile`'s `prove_apart`): a process of its own may fork."""
+    they verify it and render its files, and load and check a large one in others (`policyc.compile`'s
+    `prove_apart`): a process of its own may fork."""
     global _own_process
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     gc.disable()
