@@ -31,7 +31,9 @@ def compile(
     garbage-collector settings are as they were once it returns. `on_stage`, if given, is called as each stage ends
     (`policyc.compiler.STAGES`) with its name and the compilation so far, for a progress display. `prove_apart`: the
     proofs may run in a child process (`os.fork`) while this one verifies and renders, for a process that is the
-    caller's own (the command line's): stages then end in the order verify, render, prove. `cluster` names a
+    caller's own (the command line's): stages then end in the order verify, render, prove; so may the load of a
+    large policy file, while this one imports the pipeline, and the checks of a large policy, while this one emits
+    (emit then ends before check). `cluster` names a
     cluster document of a policy directory (a fleet, docs/teams.md) whose overrides apply.
     """
     from policyc.compiler import TEXT_NAME, compile_file, compile_text

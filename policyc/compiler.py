@@ -1,7 +1,8 @@
 """The pipeline: load -> parse -> resolve -> check -> emit -> verify and prove -> render.
 
 Each stage is a plain function of the previous stage's result. The pipeline stops after the check
-stage if any error was found (backends only ever see a consistent cluster) and after verification if
+stage if any error was found (what the backends emit is only used for a consistent cluster; a large build in a
+process of its own emits while a child process checks, `_check_and_emit`) and after verification if
 an emitted object fails its schema. It never writes files: `policyc.output.write` does, for the CLI.
 It looks the policy's scheduler backend and its pools' node provisioners up in the registry, once, and passes them to
 the stages that need them.
@@ -19,13 +20,14 @@ from typing import TYPE_CHECKING
 from policyc.artifacts import Artifact
 from policyc.codes import Severity
 from policyc.diagnostics import Diagnostic, PolicyError, Report, diag
-from policyc.ir import Cluster
-from policyc.output.write import OutputFile
 
 if TYPE_CHECKING:
+    from policyc.apart import Apart
     from policyc.backends.interface import Provisioner, SchedulerBackend
+    from policyc.ir import Cluster
     from policyc.language.load import Document
     from policyc.language.parse import Parsed
+    from policyc.output.write import OutputFile
 
 
 @dataclass(eq=False)
@@ -83,7 +85,8 @@ def compile_file(
 ) -> Compilation:
     """Compile the policy at `path`, a file or a policy directory (`policyc.language.teams`); `display_name` is how
     diagnostics name it; `cluster`, a cluster document of the directory whose overrides apply
-    (`policyc.language.fleet`). `prove_apart`: see `_Apart`."""
+    (`policyc.language.fleet`). `prove_apart`: the proofs may run in a child process (`_prove_and_render`), and so
+    may the load of a large policy file (`_load_apart`) and the checks of a large cluster (`_check_and_emit`)."""
     name = display_name or os.fspath(path)
     if os.path.isdir(path):
         from policyc.language.teams import load_directory
@@ -91,7 +94,30 @@ def compile_file(
         return _paused_gc(lambda: _compile(lambda: load_directory(path, name, cluster), name, on_stage, prove_apart))
     from policyc.language.load import load_file
 
-    return _paused_gc(lambda: _compile(lambda: load_file(path, name), name, on_stage, prove_apart))
+    loading = _load_apart(path, name) if prove_apart else None
+    load = loading.result if loading is not None else lambda: load_file(path, name)
+    return _paused_gc(lambda: _compile(load, name, on_stage, prove_apart))
+
+
+LOAD_APART_FROM_BYTES = 16 * 1024
+"""Smaller policy files are loaded in order: a few milliseconds of loading are not worth a fork and the pickling of
+what it loads (the benchmark's 5,000-node policy, 215 KB, loads in about 70 ms and comes back through the pipe in
+about 6)."""
+
+
+def _load_apart(path: str | os.PathLike[str], name: str) -> Apart[Document] | None:
+    """The policy file at `path` loaded in a child process (`policyc.apart`) while this one imports the pipeline
+    (`_compile`'s imports: the language's models, the checks, the emitters), if it has `LOAD_APART_FROM_BYTES` or
+    more; None where it is loaded in order. Nothing the pipeline imports is imported before it: the fork is small."""
+    from policyc.apart import Apart
+    from policyc.language.load import load_file
+
+    try:
+        if os.stat(path).st_size < LOAD_APART_FROM_BYTES:
+            return None
+    except OSError:  # the load in order reports it
+        return None
+    return Apart.start(lambda: load_file(path, name), "the policy's loading process")
 
 
 def compile_team(
@@ -124,6 +150,7 @@ def fleet_files(
     `namespace`, its Applications in the Argo CD `project`."""
     from policyc.language.teams import fleet_of
     from policyc.output.argocd import APPLICATION_SET_FILE, application_set
+    from policyc.output.write import OutputFile
 
     files = {f"{name}/{path}": f for name, c in compilations.items() for path, f in c.files.items()}
     platform, destinations = fleet_of(directory)
@@ -135,7 +162,7 @@ def compile_text(
     text: str, name: str = TEXT_NAME, on_stage: StageHook | None = None, *, prove_apart: bool = False
 ) -> Compilation:
     """Compile policy text; `name` is how diagnostics (and generated file headers) name it. `prove_apart`: see
-    `_Apart`."""
+    `_prove_and_render`."""
     from policyc.language.load import load_bytes
 
     return _paused_gc(lambda: _compile(lambda: load_bytes(text.encode("utf-8"), name), name, on_stage, prove_apart))
@@ -180,30 +207,88 @@ def _compile(
     # The union spec.scheduler is has a member per registered backend: the name is one of theirs.
     selected = cluster.scheduler.backend
     used = [name for name in registry.PROVISIONERS if any(p.provisioning == name for p in cluster.pools)]
-    own_checks = (
-        *registry.scheduler_rules(selected).CHECKS,
-        *(c for n in used for c in registry.provisioner_rules(n).CHECKS),
-    )
-    # A value the loader rejected is null from here on: what later stages would say about it is said already.
-    found = run_checks(cluster, Written(doc.data), own_checks)
-    report.extend(d for d in found if not doc.source_map.is_rejected(d.path))
+
+    def check() -> list[Diagnostic]:
+        # The backends' rules faces are imported here: checked apart, only the child imports them (and what their
+        # rules read: a scheduler's configuration models, 5 to 7 ms).
+        own_checks = (
+            *registry.scheduler_rules(selected).CHECKS,
+            *(c for n in used for c in registry.provisioner_rules(n).CHECKS),
+        )
+        # A value the loader rejected is null from here on: what later stages would say about it is said already.
+        found = run_checks(cluster, Written(doc.data), own_checks)
+        return [d for d in found if not doc.source_map.is_rejected(d.path)]
+
+    def emit_all() -> _Emitted:
+        backend = registry.scheduler(selected)
+        provisioners = {name: registry.provisioner(name) for name in used}
+        return backend, provisioners, emit(cluster, backend, provisioners)
+
+    items = len(cluster.pools) + len(cluster.tenants) + len(cluster.workloads)
+    if _check_and_emit(result, clock, check, emit_all, prove_apart and items >= CHECK_APART_FROM_ITEMS):
+        _prove_and_render(result, cluster, result.backend, clock, prove_apart)  # type: ignore[arg-type]
+    return result
+
+
+_Emitted = tuple["SchedulerBackend", dict[str, "Provisioner"], list[Artifact]]
+"""The selected scheduler backend, the node provisioners the pools select, and the artifacts they emit."""
+
+CHECK_APART_FROM_ITEMS = 300
+"""Smaller clusters (pools, tenants and workloads) are checked in order: the fork and the pages it copies cost about
+10 ms of CPU, about what checking a few hundred items takes (the benchmark's 5,000-node policy, 800 items, is checked
+in 40 to 60 ms; its 1,250-node policy, 200 items, stays in order). A judgement, not a measured break-even."""
+
+
+def _check_and_emit(
+    result: Compilation,
+    clock: _Clock,
+    check: Callable[[], list[Diagnostic]],
+    emit_all: Callable[[], _Emitted],
+    apart: bool,
+) -> bool:
+    """Report what `check` finds and, if it is no error, keep what `emit_all` emits (`result.backend`, `.provisioners`
+    and `.artifacts`); whether it was. `apart`: the checks may run in a child process (`policyc.apart`) while this one
+    emits; what it emits is then dropped, and an exception the emitters raised ignored, if the checks find an error:
+    the emitters' work is only ever used for a cluster that passed the checks (the emitters may fail on one that did
+    not, for the reasons the checks give)."""
+    from policyc.apart import Apart
+
+    report = result.report
+    checking = Apart.start(check, "the checks' process") if apart else None
+    if checking is None:
+        report.extend(check())
+        clock.lap("check")
+        if report.failed:
+            return False
+        result.backend, result.provisioners, result.artifacts = emit_all()
+        clock.lap("emit")
+        return True
+    failure: Exception | None = None
+    try:
+        result.backend, result.provisioners, result.artifacts = emit_all()
+    except Exception as e:  # raised below if the checks pass
+        failure = e
+    except BaseException:
+        checking.cancel()
+        raise
+    clock.lap("emit")
+    report.extend(checking.result())
     clock.lap("check")
     if report.failed:
-        return result
-    backend = result.backend = registry.scheduler(selected)
-    result.provisioners = {name: registry.provisioner(name) for name in used}
-    result.artifacts = emit(cluster, backend, result.provisioners)
-    clock.lap("emit")
-    _prove_and_render(result, cluster, backend, clock, prove_apart)
-    return result
+        result.backend, result.provisioners, result.artifacts = None, {}, []
+        return False
+    if failure is not None:
+        raise failure
+    return True
 
 
 def _prove_and_render(
     result: Compilation, cluster: Cluster, backend: SchedulerBackend, clock: _Clock, prove_apart: bool
 ) -> None:
     """Verify and prove the emitted objects, and render the files (`result.files`) if they hold. `prove_apart`: the
-    proofs may run in a child process while this one verifies and renders (`_Apart`), if there are
+    proofs may run in a child process while this one verifies and renders (`policyc.apart`), if there are
     `APART_FROM_OBJECTS` objects or more."""
+    from policyc.apart import Apart
     from policyc.output.write import render
     from policyc.proof import prove
     from policyc.proof.schemas import verify
@@ -220,7 +305,7 @@ def _prove_and_render(
         return proven
 
     objects = sum(len(a.manifests) for a in result.artifacts)
-    apart = _Apart.start(proofs) if prove_apart and objects >= APART_FROM_OBJECTS else None
+    apart = Apart.start(proofs, "the proofs' process") if prove_apart and objects >= APART_FROM_OBJECTS else None
     try:
         report.extend(verify(result.artifacts, cluster.kubernetes_version))
         clock.lap("verify")
@@ -277,85 +362,3 @@ APART_FROM_OBJECTS = 1_000
 """Fewer emitted objects are proven in order, in this process: the fork and the pages it copies cost about 10 ms of
 CPU, more than proving a few hundred objects takes (the shipped example's 22 objects validate 11 ms slower apart;
 the benchmark's 5,805 prove in about 100 ms)."""
-
-
-class _Apart:
-    """The proofs run in a child process (`os.fork`) while this one verifies the objects and renders the files: a
-    build then takes about the time of its longer half on two cores, not of both. Only a process that is policyc's
-    own asks for it (`prove_apart`, the command line's entry point): a fork copies whatever a host process holds. It
-    is not taken where a process cannot fork, or runs other threads (a progress display), which a fork would leave
-    behind half-way; the proofs then run here, in order.
-
-    The child sends back the proofs' diagnostics, or the exception they raised, pickled through a pipe, and ends
-    without the interpreter's shutdown; its memory is this process's, shared until either writes to it."""
-
-    def __init__(self, pid: int, reader: int):
-        self.pid, self.reader = pid, reader
-
-    @classmethod
-    def start(cls, work: Callable[[], list[Diagnostic]]) -> _Apart | None:
-        """`work` started in a child process, or None where it cannot be (it is then for the caller to run)."""
-        import threading
-
-        if not hasattr(os, "fork") or threading.active_count() > 1:
-            return None
-        reader, writer = os.pipe()
-        pid = os.fork()
-        if pid:
-            os.close(writer)
-            return cls(pid, reader)
-        code = 1
-        try:
-            os.close(reader)
-            payload = _outcome(work)
-            with open(writer, "wb") as out:
-                out.write(payload)
-            code = 0
-        finally:
-            os._exit(code)
-
-    def result(self) -> list[Diagnostic]:
-        """The work's diagnostics, once the child has ended; the exception it raised is raised here."""
-        import pickle
-
-        try:
-            with open(self.reader, "rb") as child:
-                payload = child.read()
-        finally:
-            _, status = os.waitpid(self.pid, 0)
-        if not payload:
-            code = os.waitstatus_to_exitcode(status)
-            ended = f"signal {-code}" if code < 0 else f"exit code {code}"
-            raise RuntimeError(f"the proofs' process ended without a result ({ended})")
-        done, value = pickle.loads(payload)
-        if done:
-            return value
-        raise value
-
-    def cancel(self) -> None:
-        """Stop the child (this process failed before it needed the result)."""
-        import signal
-
-        os.close(self.reader)
-        os.kill(self.pid, signal.SIGKILL)
-        os.waitpid(self.pid, 0)
-
-
-def _outcome(work: Callable[[], list[Diagnostic]]) -> bytes:
-    """(True, what `work` returns) or (False, the exception it raised, with its traceback as a note), pickled; an
-    exception that cannot be pickled and read back goes as a RuntimeError of the same text."""
-    import pickle
-    import traceback
-
-    try:
-        return pickle.dumps((True, work()))
-    except BaseException as e:
-        e.add_note(f"in the proofs' process:\n{traceback.format_exc()}")
-        try:
-            payload = pickle.dumps((False, e))
-            pickle.loads(payload)  # an exception whose class takes other arguments than it keeps fails here
-            return payload
-        except Exception:
-            failure = RuntimeError(f"{type(e).__name__}: {e}")
-            failure.add_note(e.__notes__[-1])
-            return pickle.dumps((False, failure))

@@ -75,6 +75,138 @@ def test_proven_apart_is_proven_in_order(policy: Path, monkeypatch) -> None:
     assert apart.ok is here.ok
 
 
+@pytest.mark.parametrize(
+    "policy",
+    [
+        POLICIES / "ai-prod.yaml",
+        INVALID / "pc002-unclosed-quote.yaml",  # the load fails: PolicyError, raised in the child, reported here
+        INVALID / "pc003-duplicate-key.yaml",  # the load reports it and goes on
+        INVALID / "pc103-missing-domain.yaml",  # found after the load
+    ],
+    ids=lambda p: p.stem,
+)
+def test_loaded_apart_is_loaded_in_order(policy: Path, monkeypatch) -> None:
+    """A policy file loaded in a child process gives the same diagnostics in the same order, and the same files."""
+    monkeypatch.setattr("policyc.compiler.LOAD_APART_FROM_BYTES", 0)  # these policies are small
+    monkeypatch.setattr("policyc.compiler.APART_FROM_OBJECTS", 10**9)  # the load alone apart
+    monkeypatch.setattr("threading.active_count", lambda: 1)  # pytest's own threads would keep it here
+    here, apart = policyc.compile(policy), policyc.compile(policy, prove_apart=True)
+    assert apart.report.diagnostics == here.report.diagnostics
+    assert apart.files == here.files
+    assert apart.ok is here.ok
+
+
+def test_a_large_policy_file_is_loaded_in_a_child_process(monkeypatch) -> None:
+    """The load of a file of LOAD_APART_FROM_BYTES or more runs in another process; a smaller file's runs here."""
+    import os
+
+    from policyc.language import load
+
+    pids = []
+    real = load.load_file
+
+    def spy(*args, **kwargs):
+        pids.append(os.getpid())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(load, "load_file", spy)
+    monkeypatch.setattr("threading.active_count", lambda: 1)
+    example = POLICIES / "ai-prod.yaml"
+    monkeypatch.setattr("policyc.compiler.LOAD_APART_FROM_BYTES", example.stat().st_size + 1)
+    assert policyc.compile(example, prove_apart=True).ok
+    assert pids == [os.getpid()]  # one byte short: here
+    monkeypatch.setattr("policyc.compiler.LOAD_APART_FROM_BYTES", example.stat().st_size)
+    assert policyc.compile(example, prove_apart=True).ok
+    assert pids == [os.getpid()]  # appended in the child's memory, not in this process's
+
+
+def test_a_failure_in_the_loading_process_is_raised_here(monkeypatch) -> None:
+    """A bug in the load is an exception in this process, with the child's traceback as a note."""
+    from policyc.language import load
+
+    def broken(*args, **kwargs):
+        raise KeyError("lost")
+
+    monkeypatch.setattr(load, "load_file", broken)
+    monkeypatch.setattr("threading.active_count", lambda: 1)
+    monkeypatch.setattr("policyc.compiler.LOAD_APART_FROM_BYTES", 0)
+    with pytest.raises(KeyError, match="lost") as raised:
+        policyc.compile(POLICIES / "ai-prod.yaml", prove_apart=True)
+    assert any("in the policy's loading process" in note and "broken" in note for note in raised.value.__notes__)
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        POLICIES / "ai-prod.yaml",
+        POLICIES / "ai-prod-kueue.yaml",
+        INVALID / "pc103-missing-domain.yaml",  # an error of the checks: nothing emitted is used
+        INVALID / "pc504-nowhere-untolerated-taint.yaml",  # found by the proofs, after the checks pass
+    ],
+    ids=lambda p: p.stem,
+)
+def test_checked_apart_is_checked_in_order(policy: Path, monkeypatch) -> None:
+    """Checked in a child process while this one emits: the same diagnostics in the same order, the same files."""
+    monkeypatch.setattr("policyc.compiler.CHECK_APART_FROM_ITEMS", 0)  # these policies are small
+    monkeypatch.setattr("threading.active_count", lambda: 1)  # pytest's own threads would keep it here
+    here, apart = policyc.compile(policy), policyc.compile(policy, prove_apart=True)
+    assert apart.report.diagnostics == here.report.diagnostics
+    assert apart.files == here.files
+    assert apart.ok is here.ok
+    assert (apart.backend, apart.provisioners) == (here.backend, here.provisioners)
+
+    def emitted(c):  # Manifest compares by identity
+        return [(a.path, [(m.obj, m.sources) for m in a.manifests]) for a in c.artifacts]
+
+    assert emitted(apart) == emitted(here)
+
+
+def test_checked_apart_in_a_child_process(monkeypatch) -> None:
+    """The checks of a cluster of CHECK_APART_FROM_ITEMS pools, tenants and workloads or more run in another process;
+    a smaller cluster's here."""
+    import os
+
+    from policyc import checks
+
+    pids = []
+    real = checks.run_checks
+
+    def spy(*args, **kwargs):
+        pids.append(os.getpid())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(checks, "run_checks", spy)
+    monkeypatch.setattr("threading.active_count", lambda: 1)
+    example = policyc.compile(POLICIES / "ai-prod.yaml").cluster
+    items = len(example.pools) + len(example.tenants) + len(example.workloads)
+    pids.clear()
+    monkeypatch.setattr("policyc.compiler.CHECK_APART_FROM_ITEMS", items + 1)
+    assert policyc.compile(POLICIES / "ai-prod.yaml", prove_apart=True).ok
+    assert pids == [os.getpid()]  # one item short: here
+    monkeypatch.setattr("policyc.compiler.CHECK_APART_FROM_ITEMS", items)
+    assert policyc.compile(POLICIES / "ai-prod.yaml", prove_apart=True).ok
+    assert pids == [os.getpid()]  # appended in the child's memory, not in this process's
+
+
+def test_what_the_emitters_raise_while_checked_apart_counts_only_if_the_checks_pass(monkeypatch) -> None:
+    """Emitting beside the checks, an exception of the emitters is the build's only for a cluster the checks pass;
+    for one they refuse, their errors are the build's, as in order (where nothing is emitted)."""
+    from policyc import emit
+
+    def broken(*args, **kwargs):
+        raise KeyError("emitter")
+
+    monkeypatch.setattr(emit, "emit", broken)
+    monkeypatch.setattr("threading.active_count", lambda: 1)
+    monkeypatch.setattr("policyc.compiler.CHECK_APART_FROM_ITEMS", 0)
+    refused = INVALID / "pc103-missing-domain.yaml"
+    apart = policyc.compile(refused, prove_apart=True)
+    assert not apart.ok and apart.report.diagnostics == policyc.compile(refused).report.diagnostics
+    assert apart.artifacts == [] and apart.backend is None
+    with pytest.raises(KeyError, match="emitter"):
+        policyc.compile(POLICIES / "ai-prod.yaml", prove_apart=True)
+
+
 def test_proven_apart_in_a_child_process(monkeypatch) -> None:
     """The proofs run in another process: what they change of the cluster stays there."""
     import os

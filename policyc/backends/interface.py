@@ -10,18 +10,20 @@ Kubernetes scheduler framework asserts that a plugin implements its extension po
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from policyc.artifacts import Artifact
 from policyc.backends.binding import Binding
 from policyc.backends.workloads import Kind
-from policyc.cluster.reading import PoolsRead, QueuesRead
-from policyc.cluster.source import ClusterSource
 from policyc.codes import Rule
 from policyc.diagnostics import Diagnostic
 from policyc.ir import ChosenLabel, Cluster, LabelKeys, Pool, Workload
 from policyc.k8s.dependencies import Reference
 from policyc.language.model.base import Model, SchedulerSettings
+
+if TYPE_CHECKING:  # what the adopt faces read: only `policyc import` imports it
+    from policyc.cluster.reading import PoolsRead, QueuesRead
+    from policyc.cluster.source import ClusterSource
 
 Check = Callable[[Cluster], Iterable[Diagnostic]]
 

@@ -34,7 +34,8 @@ STDOUT = "-"
 """The output 'directory' that stands for standard output (`build -o -`)."""
 _own_process = False
 """Whether the commands run in a process of policyc's own (`run`): build and validate then prove in a child process
-while they verify and render (`policyc.compile`'s `prove_apart`); not when called from another program (a test)."""
+while they verify and render, and load a large policy file and check a large cluster in others while they import the
+pipeline and emit (`policyc.compile`'s `prove_apart`); not when called from another program (a test)."""
 
 _format_option = click.option(
     "--format",
@@ -289,7 +290,6 @@ def build(policy: str, output: str, check: bool, cluster: str | None, repo_url: 
           project: str, argocd_namespace: str, no_cache: bool, fmt: str, quiet: bool) -> None:  # fmt: skip
     """Compile POLICY and write the generated tree to the output directory (or print it as a stream, with -o -)."""
     from policyc.commands.progress import shown
-    from policyc.output.drift import compare
     from policyc.output.write import OutputError, render_stream, write_tree
 
     _read_once([policy])
@@ -308,6 +308,8 @@ def build(policy: str, output: str, check: bool, cluster: str | None, repo_url: 
         ok = all(c.ok for c in compilations)
         files = _built_files(policy, output, compilations, clusters, fleet)
         if ok and check:
+            from policyc.output.drift import compare
+
             drift = compare(files, output)
         elif ok and not to_stdout:
             try:
@@ -946,7 +948,8 @@ def run() -> NoReturn:
     of the build again and again. Pydantic plugins installed beside policyc are not loaded: they could change how a
     policy is validated, and looking for them reads the metadata of every installed package (set
     PYDANTIC_DISABLE_PLUGINS to choose otherwise). And build and validate prove a policy in a child process while
-    they verify it and render its files (`policyc.compile`'s `prove_apart`): a process of its own may fork."""
+    they verify it and render its files, and load and check a large one in others (`policyc.compile`'s
+    `prove_apart`): a process of its own may fork."""
     global _own_process
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     gc.disable()

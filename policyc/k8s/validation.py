@@ -91,9 +91,11 @@ _ANNOTATIONS_MAX_BYTES: Final = 256 * 1024
 
 def _validate_labels(labels: Mapping[str, str], path: str) -> list[FieldError]:
     errors = []
-    for key, value in labels.items():
-        errors.extend(_invalid(path, key, msg) for msg in names.is_qualified_name(key))
-        errors.extend(_invalid(f"{path}[{key}]", value, msg) for msg in names.is_valid_label_value(value))
+    for key, value in labels.items():  # loops, not generators: every object's labels pass here, nearly always valid
+        for msg in names.is_qualified_name(key):
+            errors.append(_invalid(path, key, msg))
+        for msg in names.is_valid_label_value(value):
+            errors.append(_invalid(f"{path}[{key}]", value, msg))
     return errors
 
 
@@ -101,7 +103,8 @@ def _validate_annotations(annotations: Mapping[str, str], path: str) -> list[Fie
     errors = []
     size = 0
     for key, value in annotations.items():
-        errors.extend(_invalid(path, key, msg) for msg in names.is_qualified_name(key.lower()))
+        for msg in names.is_qualified_name(key.lower()):
+            errors.append(_invalid(path, key, msg))
         size += len(key.encode()) + len(value.encode())
     if size > _ANNOTATIONS_MAX_BYTES:
         errors.append(FieldError(TOO_LONG, path, f"may not be more than {_ANNOTATIONS_MAX_BYTES} bytes"))
