@@ -96,20 +96,29 @@ def test_loaded_apart_is_loaded_in_order(policy: Path, monkeypatch) -> None:
     assert apart.ok is here.ok
 
 
+def calls_in(monkeypatch, module: object, name: str) -> list[int]:
+    """The process ids of the calls of `module.name` from now on, made in this process (a child's stay in its own
+    memory: it calls the function, the list here does not grow)."""
+    import os
+
+    pids: list[int] = []
+    real = getattr(module, name)
+
+    def spy(*args, **kwargs):
+        pids.append(os.getpid())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, spy)
+    return pids
+
+
 def test_a_large_policy_file_is_loaded_in_a_child_process(monkeypatch) -> None:
     """The load of a file of LOAD_APART_FROM_BYTES or more runs in another process; a smaller file's runs here."""
     import os
 
     from policyc.language import load
 
-    pids = []
-    real = load.load_file
-
-    def spy(*args, **kwargs):
-        pids.append(os.getpid())
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(load, "load_file", spy)
+    pids = calls_in(monkeypatch, load, "load_file")
     monkeypatch.setattr("threading.active_count", lambda: 1)
     example = POLICIES / "ai-prod.yaml"
     monkeypatch.setattr("policyc.compiler.LOAD_APART_FROM_BYTES", example.stat().st_size + 1)
@@ -168,14 +177,7 @@ def test_checked_apart_in_a_child_process(monkeypatch) -> None:
 
     from policyc import checks
 
-    pids = []
-    real = checks.run_checks
-
-    def spy(*args, **kwargs):
-        pids.append(os.getpid())
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(checks, "run_checks", spy)
+    pids = calls_in(monkeypatch, checks, "run_checks")
     monkeypatch.setattr("threading.active_count", lambda: 1)
     example = policyc.compile(POLICIES / "ai-prod.yaml").cluster
     items = len(example.pools) + len(example.tenants) + len(example.workloads)
@@ -209,18 +211,10 @@ def test_what_the_emitters_raise_while_checked_apart_counts_only_if_the_checks_p
 
 def test_proven_apart_in_a_child_process(monkeypatch) -> None:
     """The proofs run in another process: what they change of the cluster stays there."""
-    import os
 
     from policyc import proof
 
-    pids = []
-    real = proof.prove
-
-    def spy(*args, **kwargs):
-        pids.append(os.getpid())
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(proof, "prove", spy)
+    pids = calls_in(monkeypatch, proof, "prove")
     monkeypatch.setattr("threading.active_count", lambda: 1)  # pytest's own threads would keep it here
     monkeypatch.setattr("policyc.compiler.APART_FROM_OBJECTS", 0)  # the example is small
     result = policyc.compile(POLICIES / "ai-prod.yaml", prove_apart=True)
