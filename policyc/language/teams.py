@@ -108,9 +108,7 @@ def load_directory(directory: str | os.PathLike[str], name: str, cluster: str | 
     from policyc.language import fleet
 
     parts, diagnostics, unread = _read_all(directory, policy_files(directory), name)
-    platforms = [p for p in parts if _is_platform(p)]
-    clusters = [p for p in parts if fleet.is_cluster(p)]
-    teams = [p for p in parts if p not in platforms and p not in clusters]
+    platforms, clusters, teams = _by_kind(parts)
     if len(platforms) == 1:
         diagnostics += fleet.check_documents(clusters, platforms[0])
     chosen = _cluster(clusters, cluster)
@@ -167,11 +165,9 @@ def compiled_from(directory: str | os.PathLike[str]) -> dict[str | None, list[st
     from policyc.language import fleet
 
     parts, diagnostics, unread = _read_all(directory, policy_files(directory), "")
-    platforms = [p for p in parts if _is_platform(p)]
+    platforms, clusters, teams = _by_kind(parts)
     if diagnostics or unread or len(platforms) != 1:
         return {}
-    clusters = [p for p in parts if fleet.is_cluster(p)]
-    teams = [p for p in parts if p not in platforms and p not in clusters]
     if not clusters:
         return {None: sorted({platforms[0].file, *(t.file for t in teams)})}
     if fleet.check_documents(clusters, platforms[0]):
@@ -211,21 +207,23 @@ def load_team(team: str, directory: str | os.PathLike[str], name: str, cluster: 
 
 
 def clusters_hosting(team: str, directory: str | os.PathLike[str]) -> list[str]:
-    """The clusters of the fleet in `directory` that host a team whose documents are in the file `team` (each cluster
-    that lists no hostedTeams, and each that lists a team of the file), sorted; none for a directory without
-    cluster documents."""
+    """The clusters of the fleet in `directory` that host a team whose documents are in the file `team`
+    (`policyc.language.fleet.hosted`), sorted; none for a directory without cluster documents."""
     from policyc.language import fleet
 
-    names = {fleet.name_of(p) for p in _read_all(os.path.dirname(team) or ".", [os.path.basename(team)], "")[0]}
-    out = set()
-    for part in _read_all(directory, policy_files(directory), "")[0]:
-        spec = part.data.get("spec") if fleet.is_cluster(part) else None
-        hosted = spec.get("hostedTeams") if isinstance(spec, dict) else None
-        if isinstance(spec, dict) and (
-            not isinstance(hosted, list) or names & {h for h in hosted if isinstance(h, str)}
-        ):
-            out.add(str(fleet.name_of(part)))
-    return sorted(out)
+    teams = _read_all(os.path.dirname(team) or ".", [os.path.basename(team)], "")[0]
+    clusters = _by_kind(_read_all(directory, policy_files(directory), "")[0])[1]
+    return sorted({str(fleet.name_of(c)) for c in clusters if isinstance(c.data.get("spec"), dict)
+                   and fleet.hosted(c, teams)[0]})  # fmt: skip
+
+
+def _by_kind(parts: list[_Part]) -> tuple[list[_Part], list[_Part], list[_Part]]:
+    """A directory's documents by kind: the platform's (one, unless it is wrong), the clusters' and the teams'."""
+    from policyc.language import fleet
+
+    platforms = [p for p in parts if _is_platform(p)]
+    clusters = [p for p in parts if fleet.is_cluster(p)]
+    return platforms, clusters, [p for p in parts if p not in platforms and p not in clusters]
 
 
 def _is_platform(part: _Part) -> bool:
