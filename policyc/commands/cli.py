@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from policyc.commands.progress import Progress
-    from policyc.compiler import Compilation
+    from policyc.compiler import Compilation, StageHook
     from policyc.diagnostics import Diagnostic, Report
     from policyc.output.drift import Drift
 
@@ -162,10 +162,20 @@ def _one_cluster(policy: str, cluster: str | None) -> str | None:
 
 
 def _compile_clusters(
-    policy: str, clusters: list[str | None], progress: Progress, cache: _Cache | None = None
+    policy: str,
+    clusters: list[str | None],
+    progress: Progress,
+    cache: _Cache | None = None,
+    compile_one: Callable[[str | None, StageHook], Compilation] | None = None,
 ) -> list[Compilation]:
-    """POLICY compiled for each of `clusters`, or its previous output reused (`cache`); a fleet's reports say their
-    cluster, and a diagnostic every cluster shares is shown once (in the first)."""
+    """POLICY compiled for each of `clusters` (by `compile_one`, given the cluster and the stage hook; default: the
+    policy as a file or directory), or its previous output reused (`cache`); a fleet's reports say their cluster, and
+    a diagnostic every cluster shares is shown once (in the first)."""
+
+    def compile_policy_of(name: str | None, lap: StageHook) -> Compilation:
+        return compile_policy(Path(policy), name=policy, on_stage=lap, cluster=name, prove_apart=_own_process)
+
+    compile_one = compile_one or compile_policy_of
     compilations = []
     for name in clusters:
         label = policy if name is None else f"{policy} (cluster {name})"
@@ -175,13 +185,11 @@ def _compile_clusters(
             compilations.append(reused)
             continue
         progress.begin(label)
-        compilation = compile_policy(
-            Path(policy), name=policy, on_stage=progress.lap, cluster=name, prove_apart=_own_process
-        )
+        compilation = compile_one(name, progress.lap)
         if cache is not None:
             cache.keep(name, compilation)
         compilations.append(compilation)
-    if len(clusters) > 1 or clusters[0] is not None:
+    if clusters != [None]:
         _name_clusters(compilations, clusters)  # type: ignore[arg-type]
     return compilations
 
@@ -543,8 +551,7 @@ def validate(policies: tuple[str, ...], only_policies: bool, platform: str | Non
 
 def _compile_team(team: str, platform: str, cluster: str | None, progress: Progress) -> list[Compilation]:
     """The team file `team` compiled with the platform document of `platform`, for each cluster of its fleet that
-    hosts the team (`cluster` only, when given), else with the shared policy; named as `_compile_clusters` names a
-    fleet's."""
+    hosts the team (`cluster` only, when given), else with the shared policy; named as a fleet's."""
     from policyc.compiler import compile_team
     from policyc.language.teams import clusters_hosting
 
@@ -554,13 +561,11 @@ def _compile_team(team: str, platform: str, cluster: str | None, progress: Progr
         hosts = f"{', '.join(hosting)} host{'s' if len(hosting) == 1 else ''} it" if hosting else "it has no clusters"
         raise click.BadParameter(f"cluster '{cluster}' of {platform} does not host {team}: {hosts}",
                                  param_hint="--cluster")  # fmt: skip
-    compilations = []
-    for name in clusters:
-        progress.begin(team if name is None else f"{team} (cluster {name})")
-        compilations.append(compile_team(team, platform, on_stage=progress.lap, cluster=name))
-    if clusters != [None]:
-        _name_clusters(compilations, clusters)  # type: ignore[arg-type]
-    return compilations
+
+    def compile_with(name: str | None, lap: StageHook) -> Compilation:
+        return compile_team(team, platform, on_stage=lap, cluster=name)
+
+    return _compile_clusters(team, clusters, progress, compile_one=compile_with)
 
 
 @main.command("find")
